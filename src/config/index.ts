@@ -1,0 +1,101 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { Value } from 'typebox/value';
+import { type Env, EnvSchema } from './schema.ts';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string; synchronous: Env['SQLITE_SYNCHRONOUS'] }
+  | { kind: 'postgres'; url: string; schema?: string };
+
+export type BlobConfig =
+  | { kind: 'fs'; dir: string }
+  | { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string };
+
+export interface Config {
+  http: { port: number; host: string };
+  smtp: {
+    port: number;
+    host: string;
+    maxMessageBytes: number;
+    maxConnections: number;
+    tlsCertPath?: string;
+    tlsKeyPath?: string;
+    relayUrl?: string;
+  };
+  dataDir: string;
+  database: DatabaseConfig;
+  blobs: BlobConfig;
+  publicUrl: string;
+  mxHost: string;
+  /** Empty means the system resolvers. */
+  dnsServers: string[];
+  bootstrapApiKey?: string;
+  webhookAllowPrivate: boolean;
+  domainVerification: { intervalMs: number; giveUpAfterMs: number };
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads, validates and freezes the configuration. Throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+  const picked: Record<string, string> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') picked[name] = value;
+  }
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, picked));
+  const [firstError] = Value.Errors(EnvSchema, converted);
+  if (firstError) {
+    const name = firstError.instancePath.replace(/^\//, '');
+    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(picked[name] ?? '')} ${firstError.message}`);
+  }
+  const e = converted as Env;
+  if (Boolean(e.TLS_CERT_PATH) !== Boolean(e.TLS_KEY_PATH)) {
+    throw new ConfigError('Invalid configuration: TLS_CERT_PATH and TLS_KEY_PATH must be set together');
+  }
+  const dataDir = resolve(e.DATA_DIR);
+  return Object.freeze({
+    http: { port: e.PORT, host: e.HOST },
+    smtp: {
+      port: e.SMTP_PORT,
+      host: e.SMTP_HOST,
+      maxMessageBytes: e.SMTP_MAX_MESSAGE_BYTES,
+      maxConnections: e.SMTP_MAX_CONNECTIONS,
+      tlsCertPath: e.TLS_CERT_PATH,
+      tlsKeyPath: e.TLS_KEY_PATH,
+      relayUrl: e.SMTP_RELAY_URL,
+    },
+    dataDir,
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA }
+      : { kind: 'sqlite', file: resolve(dataDir, 'mailroom.sqlite'), synchronous: e.SQLITE_SYNCHRONOUS },
+    blobs: parseBlobStore(e, dataDir),
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    mxHost: (e.MX_HOST ?? hostname()).toLowerCase().replace(/\.$/, ''),
+    dnsServers: e.DNS_SERVERS
+      ? e.DNS_SERVERS.split(',')
+          .map((server) => server.trim())
+          .filter(Boolean)
+      : [],
+    bootstrapApiKey: e.MAILROOM_API_KEY,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    domainVerification: {
+      intervalMs: e.DOMAIN_VERIFY_INTERVAL_SECONDS * 1000,
+      giveUpAfterMs: e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600 * 1000,
+    },
+    logLevel: e.LOG_LEVEL,
+  } satisfies Config);
+}
+
+function parseBlobStore(e: Env, dataDir: string): BlobConfig {
+  if (e.BLOB_STORE === 'fs') return { kind: 'fs', dir: resolve(dataDir, 'blobs') };
+  const url = new URL(e.BLOB_STORE);
+  return {
+    kind: 's3',
+    bucket: url.host,
+    prefix: url.pathname.replace(/^\/+|\/+$/g, ''),
+    endpoint: e.S3_ENDPOINT,
+    region: e.S3_REGION,
+  };
+}

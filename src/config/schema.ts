@@ -1,0 +1,42 @@
+import { type Static, Type } from 'typebox';
+
+const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
+const Flag = (fallback: boolean) => Type.Boolean({ default: fallback });
+
+/**
+ * Every environment variable Mailroom reads, with its default. Values arrive as strings and are converted to
+ * these types before validation, so a bad value is reported against the variable that carried it.
+ */
+export const EnvSchema = Type.Object({
+  PORT: Port(3000),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  SMTP_PORT: Port(2525),
+  SMTP_HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
+  SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
+    default: 'FULL',
+  }),
+  BLOB_STORE: Type.String({ pattern: '^(fs|s3://[^/]+(/.*)?)$', default: 'fs' }),
+  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  MX_HOST: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$' })),
+  DNS_SERVERS: Type.Optional(Type.String({ minLength: 1 })),
+  SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),
+  SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
+  TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
+  MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
+  WEBHOOK_ALLOW_PRIVATE: Flag(false),
+  DOMAIN_VERIFY_INTERVAL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 300 }),
+  DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+});
+
+export type Env = Static<typeof EnvSchema>;

@@ -1,0 +1,76 @@
+import { promises as fs, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { FileMigrationProvider, Migrator } from 'kysely/migration';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config/index.ts';
+import type { Database } from './schema.ts';
+import { createSqliteDialect } from './sqlite-dialect.ts';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: DatabaseConfig['kind'];
+  /** Throws unless the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHandle> {
+  const dialect = config.kind === 'sqlite' ? openSqlite(config) : await openPostgres(config);
+  const db = new Kysely<Database>({ dialect });
+  return {
+    db,
+    kind: config.kind,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>) {
+  mkdirSync(dirname(config.file), { recursive: true });
+  const database = new DatabaseSync(config.file, { timeout: 5000 });
+  database.exec('PRAGMA journal_mode = WAL');
+  // FULL fsyncs the WAL at every commit, which is what makes an acknowledged message survive kill -9 and power loss.
+  database.exec(`PRAGMA synchronous = ${config.synchronous}`);
+  database.exec('PRAGMA foreign_keys = ON');
+  return createSqliteDialect(database);
+}
+
+async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }>) {
+  if (config.schema) {
+    // search_path only takes effect if the schema exists, so create it before the pool hands out connections.
+    const client = new pg.Client({ connectionString: config.url });
+    await client.connect();
+    try {
+      await client.query(`create schema if not exists "${config.schema}"`);
+    } finally {
+      await client.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: 10,
+    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+  });
+  return new PostgresDialect({ pool });
+}
+
+/** Applies every pending migration. Safe to run from several processes at once (Kysely takes a lock). */
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: new FileMigrationProvider({
+      fs,
+      path: { join },
+      migrationFolder: join(import.meta.dirname, 'migrations'),
+    }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,1 @@
+export { createDnsLookup, type DnsLookup, type MxRecord } from './resolver.ts';

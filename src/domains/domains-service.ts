@@ -1,0 +1,523 @@
+import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
+import { type Db, type DnsRecordsTable, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
+import type { DnsLookup } from '../dns/index.ts';
+import {
+  checkRecord,
+  type DnsConflict,
+  findDnsConflict,
+  mxRecord,
+  type PlannedRecord,
+  plannedRecords,
+} from './dns-records.ts';
+import { normalizeDomainName, parentDomains } from './domain-name.ts';
+import { detectProvider } from './provider-detection.ts';
+
+export type DomainStatus = DomainsTable['status'];
+
+export interface EndpointSummary {
+  id: string;
+  name: string;
+  type: string;
+  isActive: boolean;
+}
+
+/** How domains learn about endpoints without depending on the endpoints capability. */
+export interface EndpointDirectory {
+  find(accountId: string, endpointId: string): Promise<EndpointSummary | undefined>;
+}
+
+export interface Domain {
+  id: string;
+  accountId: string;
+  domain: string;
+  status: DomainStatus;
+  canReceiveEmails: boolean;
+  hasMxRecords: boolean;
+  domainProvider: string | null;
+  providerConfidence: 'high' | 'medium' | 'low' | null;
+  lastDnsCheck: string | null;
+  isCatchAllEnabled: boolean;
+  catchAllEndpointId: string | null;
+  receiveDmarcEmails: boolean;
+  parentDomain: string | null;
+  verifiedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DomainDetail extends Domain {
+  stats: { totalEmailAddresses: number; activeEmailAddresses: number };
+  catchAllEndpoint: EndpointSummary | null;
+}
+
+export interface DnsRecord {
+  id: string;
+  domainId: string;
+  recordType: DnsRecordsTable['record_type'];
+  name: string;
+  value: string;
+  priority: number | null;
+  description: string | null;
+  isRequired: boolean;
+  isVerified: boolean;
+  lastChecked: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface VerificationCheck {
+  dnsRecords: Array<{ type: string; name: string; value: string; isVerified: boolean; error?: string }>;
+  isFullyVerified: boolean;
+  lastChecked: string;
+}
+
+export interface CreatedDomain {
+  domain: Domain;
+  records: DnsRecord[];
+  dnsConflict: DnsConflict;
+  message: string;
+}
+
+export interface DomainListQuery {
+  limit: number;
+  offset: number;
+  status?: DomainStatus;
+  canReceive?: boolean;
+  check?: boolean;
+}
+
+export interface DomainsSettings {
+  mxHost: string;
+  /** A domain still unverified this long after creation is marked `failed` by the background verifier. */
+  giveUpAfterMs: number;
+}
+
+function toDomain(row: DomainsTable, parentName: string | null): Domain {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    domain: row.domain,
+    status: row.status,
+    canReceiveEmails: fromFlag(row.can_receive_emails),
+    hasMxRecords: fromFlag(row.has_mx_records),
+    domainProvider: row.domain_provider,
+    providerConfidence: row.provider_confidence,
+    lastDnsCheck: row.last_dns_check,
+    isCatchAllEnabled: fromFlag(row.is_catch_all_enabled),
+    catchAllEndpointId: row.catch_all_endpoint_id,
+    receiveDmarcEmails: fromFlag(row.receive_dmarc_emails),
+    parentDomain: parentName,
+    verifiedAt: row.verified_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toRecord(row: DnsRecordsTable): DnsRecord {
+  return {
+    id: row.id,
+    domainId: row.domain_id,
+    recordType: row.record_type,
+    name: row.name,
+    value: row.value,
+    priority: row.priority,
+    description: row.description,
+    isRequired: fromFlag(row.is_required),
+    isVerified: fromFlag(row.is_verified),
+    lastChecked: row.last_checked,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '23505' || /UNIQUE constraint failed/i.test(e.message ?? '');
+}
+
+export class DomainsService {
+  private readonly db: Db;
+  private readonly dns: DnsLookup;
+  private readonly clock: Clock;
+  private readonly settings: DomainsSettings;
+  private readonly endpoints: EndpointDirectory;
+
+  constructor(deps: {
+    db: Db;
+    dns: DnsLookup;
+    clock: Clock;
+    settings: DomainsSettings;
+    endpoints: EndpointDirectory;
+  }) {
+    this.db = deps.db;
+    this.dns = deps.dns;
+    this.clock = deps.clock;
+    this.settings = deps.settings;
+    this.endpoints = deps.endpoints;
+  }
+
+  async list(accountId: string, query: DomainListQuery): Promise<{ domains: DomainDetail[]; total: number }> {
+    let base = this.db.selectFrom('domains').where('account_id', '=', accountId);
+    if (query.status) base = base.where('status', '=', query.status);
+    if (query.canReceive !== undefined) base = base.where('can_receive_emails', '=', toFlag(query.canReceive));
+    const [rows, count] = await Promise.all([
+      base.selectAll().orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    const checked = query.check ? await Promise.all(rows.map((row) => this.runCheck(row).then((r) => r.row))) : rows;
+    return { domains: await Promise.all(checked.map((row) => this.detail(row))), total: Number(count.n) };
+  }
+
+  /** Account-wide counts for the v2 list's `meta`. */
+  async summary(accountId: string): Promise<Record<DomainStatus, number> & { withCatchAll: number }> {
+    const rows = await this.db
+      .selectFrom('domains')
+      .select([
+        'status',
+        (eb) => eb.fn.countAll().as('n'),
+        (eb) => eb.fn.sum<number | string>('is_catch_all_enabled').as('catchAll'),
+      ])
+      .where('account_id', '=', accountId)
+      .groupBy('status')
+      .execute();
+    const summary = { pending: 0, verified: 0, failed: 0, withCatchAll: 0 };
+    for (const row of rows) {
+      summary[row.status] = Number(row.n);
+      summary.withCatchAll += Number(row.catchAll);
+    }
+    return summary;
+  }
+
+  async create(accountId: string, name: unknown): Promise<CreatedDomain> {
+    if (typeof name !== 'string' || name.trim() === '') throw new Invalid('Domain is required');
+    const domainName = normalizeDomainName(name);
+    if (!domainName) throw new Invalid('Invalid domain format');
+
+    const account = await this.db
+      .selectFrom('accounts')
+      .select('domain_limit')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    if (account.domain_limit !== null) {
+      const owned = await this.db
+        .selectFrom('domains')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
+      if (Number(owned.n) >= account.domain_limit) {
+        throw new LimitReached('Domain limit reached. Please upgrade your plan to add more domains.');
+      }
+    }
+    await this.assertAvailable(accountId, domainName);
+
+    const parent = await this.verifiedParent(accountId, domainName);
+    const [provider, dnsConflict] = await Promise.all([
+      detectProvider(this.dns, domainName).catch(() => undefined),
+      findDnsConflict(this.dns, domainName, this.settings.mxHost),
+    ]);
+    const now = isoNow(this.clock);
+    const token = parent ? null : randomHex(24);
+    const row: DomainsTable = {
+      id: newId('dom'),
+      account_id: accountId,
+      domain: domainName,
+      status: parent ? 'verified' : 'pending',
+      verification_token: token,
+      parent_domain_id: parent?.id ?? null,
+      can_receive_emails: 0,
+      has_mx_records: 0,
+      domain_provider: provider?.name ?? null,
+      provider_confidence: provider?.confidence ?? null,
+      last_dns_check: null,
+      is_catch_all_enabled: 0,
+      catch_all_endpoint_id: null,
+      receive_dmarc_emails: 0,
+      verified_at: parent ? now : null,
+      created_at: now,
+      updated_at: now,
+    };
+    const planned: PlannedRecord[] = parent
+      ? [mxRecord(domainName, this.settings.mxHost)]
+      : plannedRecords(domainName, this.settings.mxHost, token!);
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('domains').values(row).execute();
+        await trx
+          .insertInto('dns_records')
+          .values(
+            planned.map((record, position) => ({
+              id: newId('dns'),
+              domain_id: row.id,
+              position,
+              record_type: record.recordType,
+              name: record.name,
+              value: record.value,
+              priority: record.priority,
+              description: record.description,
+              is_required: toFlag(record.isRequired),
+              is_verified: 0 as const,
+              last_checked: null,
+              last_error: null,
+              created_at: now,
+              updated_at: now,
+            })),
+          )
+          .execute();
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) await this.assertAvailable(accountId, domainName);
+      throw error;
+    }
+    const checked = await this.runCheck(row);
+    return {
+      domain: toDomain(checked.row, parent?.domain ?? null),
+      records: checked.records,
+      dnsConflict,
+      message: parent
+        ? `Subdomain inherits verification from ${parent.domain}. Add the MX record to start receiving email.`
+        : 'Domain added. Add the DNS records below, then check verification with GET /domains/{id}?check=true.',
+    };
+  }
+
+  async get(accountId: string, id: string, options: { check?: boolean } = {}) {
+    let row = await this.ownedRow(accountId, id);
+    let verificationCheck: VerificationCheck | undefined;
+    let records: DnsRecord[];
+    if (options.check) {
+      const checked = await this.runCheck(row);
+      row = checked.row;
+      records = checked.records;
+      verificationCheck = checked.verificationCheck;
+    } else {
+      records = await this.records(row.id);
+    }
+    return { domain: await this.detail(row), records, verificationCheck };
+  }
+
+  async dnsRecords(accountId: string, id: string): Promise<{ domain: Domain; records: DnsRecord[] }> {
+    const row = await this.ownedRow(accountId, id);
+    return { domain: toDomain(row, await this.parentName(row)), records: await this.records(row.id) };
+  }
+
+  async updateCatchAll(
+    accountId: string,
+    id: string,
+    update: { isCatchAllEnabled: boolean; catchAllEndpointId?: string | null },
+  ): Promise<DomainDetail> {
+    const row = await this.ownedRow(accountId, id);
+    let endpointId = update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId;
+    if (update.isCatchAllEnabled) {
+      if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
+      if (!endpointId) throw new Invalid('catchAllEndpointId is required to enable catch-all');
+      const endpoint = await this.endpoints.find(accountId, endpointId);
+      if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
+      if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
+    } else if (endpointId && !(await this.endpoints.find(accountId, endpointId))) {
+      endpointId = null;
+    }
+    const updated = await this.db
+      .updateTable('domains')
+      .set({
+        is_catch_all_enabled: toFlag(update.isCatchAllEnabled),
+        catch_all_endpoint_id: endpointId,
+        updated_at: isoNow(this.clock),
+      })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return this.detail(updated);
+  }
+
+  async remove(accountId: string, id: string) {
+    const row = await this.ownedRow(accountId, id);
+    const dependents = await this.db
+      .selectFrom('domains')
+      .select(['id', 'domain', 'status'])
+      .where('parent_domain_id', '=', row.id)
+      .orderBy('domain')
+      .execute();
+    if (dependents.length > 0) {
+      throw new Conflict(
+        `Cannot delete root domain. This domain has ${dependents.length} subdomain(s) that depend on it: ${dependents
+          .map((d) => d.domain)
+          .join(', ')}`,
+        { code: 'DOMAIN_HAS_DEPENDENT_SUBDOMAINS', dependentSubdomains: dependents },
+      );
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const addresses = await trx.deleteFrom('email_addresses').where('domain_id', '=', row.id).executeTakeFirst();
+      const records = await trx.deleteFrom('dns_records').where('domain_id', '=', row.id).executeTakeFirst();
+      await trx.deleteFrom('domains').where('id', '=', row.id).execute();
+      return {
+        domain: row.domain,
+        emailAddresses: Number(addresses.numDeletedRows),
+        dnsRecords: Number(records.numDeletedRows),
+      };
+    });
+  }
+
+  /**
+   * Re-checks every pending domain. One still unverified `giveUpAfterMs` after creation becomes `failed`; failed
+   * domains are not re-checked here, only by an explicit `check=true`, which can still verify them.
+   */
+  async verifyPending(): Promise<{ checked: number; verified: number; failed: number }> {
+    const rows = await this.db.selectFrom('domains').selectAll().where('status', '=', 'pending').execute();
+    const giveUpBefore = new Date(this.clock.now().getTime() - this.settings.giveUpAfterMs).toISOString();
+    let verified = 0;
+    let failed = 0;
+    for (const row of rows) {
+      const { row: after } = await this.runCheck(row);
+      if (after.status === 'verified') verified++;
+      else if (after.created_at < giveUpBefore) {
+        await this.db
+          .updateTable('domains')
+          .set({ status: 'failed', updated_at: isoNow(this.clock) })
+          .where('id', '=', row.id)
+          .where('status', '=', 'pending')
+          .execute();
+        failed++;
+      }
+    }
+    return { checked: rows.length, verified, failed };
+  }
+
+  private async runCheck(row: DomainsTable) {
+    const records = await this.records(row.id);
+    const results = await Promise.all(records.map((record) => checkRecord(this.dns, record)));
+    const now = isoNow(this.clock);
+    const checkedRecords = records.map((record, i) => ({
+      ...record,
+      isVerified: results[i]!.isVerified,
+      lastError: results[i]!.error ?? null,
+      lastChecked: now,
+      updatedAt: now,
+    }));
+    const required = checkedRecords.filter((record) => record.isRequired);
+    const isFullyVerified = required.length > 0 && required.every((record) => record.isVerified);
+    const mxVerified = checkedRecords.some((record) => record.recordType === 'MX' && record.isVerified);
+    // A verified domain is never demoted by DNS drift; it only stops being able to receive while its MX is gone.
+    const status: DomainStatus = isFullyVerified ? 'verified' : row.status;
+    const updated = await this.db.transaction().execute(async (trx) => {
+      for (const record of checkedRecords) {
+        await trx
+          .updateTable('dns_records')
+          .set({
+            is_verified: toFlag(record.isVerified),
+            last_error: record.lastError,
+            last_checked: now,
+            updated_at: now,
+          })
+          .where('id', '=', record.id)
+          .execute();
+      }
+      return trx
+        .updateTable('domains')
+        .set({
+          status,
+          verified_at: status === 'verified' ? (row.verified_at ?? now) : row.verified_at,
+          has_mx_records: toFlag(mxVerified),
+          can_receive_emails: toFlag(status === 'verified' && mxVerified),
+          last_dns_check: now,
+          updated_at: now,
+        })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    const verificationCheck: VerificationCheck = {
+      dnsRecords: checkedRecords.map((record) => ({
+        type: record.recordType,
+        name: record.name,
+        value: record.value,
+        isVerified: record.isVerified,
+        ...(record.lastError ? { error: record.lastError } : {}),
+      })),
+      isFullyVerified,
+      lastChecked: now,
+    };
+    return { row: updated, records: checkedRecords, verificationCheck };
+  }
+
+  private async detail(row: DomainsTable): Promise<DomainDetail> {
+    const [addresses, parentName, catchAllEndpoint] = await Promise.all([
+      this.db
+        .selectFrom('email_addresses')
+        .select([
+          (eb) => eb.fn.countAll().as('total'),
+          (eb) => eb.fn.sum<number | string | null>('is_active').as('active'),
+        ])
+        .where('domain_id', '=', row.id)
+        .executeTakeFirstOrThrow(),
+      this.parentName(row),
+      row.catch_all_endpoint_id ? this.endpoints.find(row.account_id, row.catch_all_endpoint_id) : undefined,
+    ]);
+    return {
+      ...toDomain(row, parentName),
+      stats: { totalEmailAddresses: Number(addresses.total), activeEmailAddresses: Number(addresses.active ?? 0) },
+      catchAllEndpoint: catchAllEndpoint ?? null,
+    };
+  }
+
+  private async records(domainId: string): Promise<DnsRecord[]> {
+    const rows = await this.db
+      .selectFrom('dns_records')
+      .selectAll()
+      .where('domain_id', '=', domainId)
+      .orderBy('position')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  private async parentName(row: DomainsTable): Promise<string | null> {
+    if (!row.parent_domain_id) return null;
+    const parent = await this.db
+      .selectFrom('domains')
+      .select('domain')
+      .where('id', '=', row.parent_domain_id)
+      .executeTakeFirst();
+    return parent?.domain ?? null;
+  }
+
+  private async ownedRow(accountId: string, id: string): Promise<DomainsTable> {
+    const row = await this.db
+      .selectFrom('domains')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) throw new NotFound('Domain not found');
+    return row;
+  }
+
+  private async assertAvailable(accountId: string, domainName: string): Promise<void> {
+    const existing = await this.db
+      .selectFrom('domains')
+      .select('account_id')
+      .where('domain', '=', domainName)
+      .executeTakeFirst();
+    if (!existing) return;
+    if (existing.account_id === accountId) {
+      throw new Conflict('You have already added this domain to your account');
+    }
+    throw new Conflict(
+      'This domain is already registered on our platform. If you believe this is an error or you need to transfer ownership, please contact our support team.',
+      { code: 'DOMAIN_ALREADY_REGISTERED' },
+    );
+  }
+
+  private async verifiedParent(accountId: string, domainName: string) {
+    const candidates = parentDomains(domainName);
+    if (candidates.length === 0) return undefined;
+    const rows = await this.db
+      .selectFrom('domains')
+      .select(['id', 'domain'])
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'verified')
+      .where('domain', 'in', candidates)
+      .execute();
+    // The nearest verified ancestor is the one the subdomain depends on.
+    return candidates.map((name) => rows.find((row) => row.domain === name)).find(Boolean);
+  }
+}

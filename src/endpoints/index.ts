@@ -1,0 +1,1 @@
+export { type EndpointSummary, findEndpointSummary } from './endpoint-directory.ts';

@@ -1,0 +1,48 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, Conflict, Invalid, LimitReached, NotFound, NotSupported } from '../core/index.ts';
+
+const STATUS_BY_ERROR = new Map<abstract new (...args: never[]) => AppError, number>([
+  [NotFound, 404],
+  [Invalid, 400],
+  [Conflict, 409],
+  [LimitReached, 403],
+  [NotSupported, 501],
+]);
+
+/** Fastify's own client-side errors, answered with a plain sentence instead of its internal codes. */
+const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => { status: number; message: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: () => ({ status: 400, message: 'Malformed JSON in request body' }),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => ({ status: 400, message: 'Malformed JSON in request body' }),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => ({ status: 413, message: 'Request body is too large' }),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => ({ status: 415, message: 'Unsupported Content-Type' }),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => ({ status: 400, message: 'Content-Length does not match the body' }),
+};
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The `error` text this route answers with on an unexpected failure (the spec gives some routes their own). */
+    internalErrorMessage?: string;
+  }
+}
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) {
+    const status = STATUS_BY_ERROR.get(error.constructor as typeof AppError) ?? 400;
+    return reply.code(status).send({ error: error.message, ...error.extras });
+  }
+  if (error.validation) {
+    const first = error.validation[0];
+    const where = `${error.validationContext ?? 'request'}${first?.instancePath ?? ''}`;
+    return reply.code(400).send({ error: `Invalid request: ${where} ${first?.message ?? 'is invalid'}` });
+  }
+  const framework = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
+  if (framework) {
+    const { status, message } = framework(error);
+    return reply.code(status).send({ error: message });
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return reply.code(error.statusCode).send({ error: error.message });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.code(500).send({ error: request.routeOptions.config.internalErrorMessage ?? 'Internal server error' });
+}

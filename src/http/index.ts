@@ -1,0 +1,1 @@
+export { buildHttpServer, type HttpServices } from './server.ts';

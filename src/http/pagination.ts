@@ -1,0 +1,14 @@
+import { Invalid } from '../core/index.ts';
+
+/** Applies the spec's list bounds with its exact error strings; the default limit is 50. */
+export function pagination(query: { limit?: number; offset?: number }, defaultLimit = 50) {
+  const limit = query.limit ?? defaultLimit;
+  const offset = query.offset ?? 0;
+  if (limit < 1 || limit > 100) throw new Invalid('Limit must be between 1 and 100');
+  if (offset < 0) throw new Invalid('Offset must be non-negative');
+  return { limit, offset };
+}
+
+export function pageInfo(page: { limit: number; offset: number }, total: number, returned: number) {
+  return { limit: page.limit, offset: page.offset, total, hasMore: page.offset + returned < total };
+}

@@ -1,0 +1,210 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { DomainsService } from '../../domains/index.ts';
+import { pageInfo, pagination } from '../pagination.ts';
+import {
+  CatchAllUpdateSchema,
+  CreatedDomainSchema,
+  DnsRecordSchema,
+  DomainDetailSchema,
+  DomainItemSchema,
+  presentCatchAll,
+  presentCreatedDomain,
+  presentDnsRecord,
+  presentDomainDetail,
+  presentDomainItem,
+} from '../presenters/domains.ts';
+import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+
+export interface DomainRoutesOptions {
+  family: 'e2' | 'v2';
+  domains: DomainsService;
+}
+
+const BodyTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
+
+/** Domain routes. Both families serve the same shapes; they differ only in the catch-all verb and v2's extras. */
+export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = async (app, { family, domains }) => {
+  const tags = [`${family} domains`];
+
+  app.get(
+    '/domains',
+    {
+      schema: {
+        tags,
+        summary: 'List domains',
+        querystring: Type.Object({
+          ...PaginationQuery,
+          status: Type.Optional(
+            Type.Union([Type.Literal('pending'), Type.Literal('verified'), Type.Literal('failed')]),
+          ),
+          canReceive: Type.Optional(Flag),
+          check: Type.Optional(Flag),
+        }),
+        response: {
+          200: Type.Object({
+            data: Type.Array(DomainItemSchema),
+            pagination: Pagination,
+            capabilities: Type.Object({ envelopeRecipients: Type.Boolean() }),
+            meta: Type.Optional(
+              Type.Object(
+                {
+                  totalCount: Type.Integer(),
+                  verifiedCount: Type.Integer(),
+                  withCatchAllCount: Type.Integer(),
+                  statusBreakdown: Type.Object({
+                    verified: Type.Integer(),
+                    pending: Type.Integer(),
+                    failed: Type.Integer(),
+                  }),
+                },
+                { description: 'v2 only' },
+              ),
+            ),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const page = pagination(request.query);
+      const check = request.query.check === 'true';
+      const { domains: rows, total } = await domains.list(request.account.id, {
+        ...page,
+        status: request.query.status,
+        canReceive: request.query.canReceive === undefined ? undefined : request.query.canReceive === 'true',
+        check,
+      });
+      const body = {
+        data: rows.map((row) => presentDomainItem(row)),
+        pagination: pageInfo(page, total, rows.length),
+        capabilities: { envelopeRecipients: true },
+      };
+      if (family === 'e2') return body;
+      const { withCatchAll, ...statusBreakdown } = await domains.summary(request.account.id);
+      return {
+        ...body,
+        meta: {
+          totalCount: statusBreakdown.pending + statusBreakdown.verified + statusBreakdown.failed,
+          verifiedCount: statusBreakdown.verified,
+          withCatchAllCount: withCatchAll,
+          statusBreakdown,
+        },
+      };
+    },
+  );
+
+  app.post(
+    '/domains',
+    {
+      schema: {
+        tags,
+        summary: 'Add a domain',
+        description: 'Returns the DNS records to publish. The body is JSON, urlencoded or multipart.',
+        consumes: BodyTypes,
+        body: Type.Object({ domain: Type.Optional(Type.String({ description: '1 to 253 characters' })) }),
+        response: { 201: CreatedDomainSchema, 403: ErrorBody, 409: ErrorBody, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const created = await domains.create(request.account.id, request.body?.domain);
+      return reply.code(201).send(presentCreatedDomain(created));
+    },
+  );
+
+  app.get(
+    '/domains/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a domain',
+        description: 'With `check=true`, checks every DNS record live and adds `verificationCheck`.',
+        params: IdParams,
+        querystring: Type.Object({ check: Type.Optional(Flag) }),
+        response: { 200: DomainDetailSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { domain, records, verificationCheck } = await domains.get(request.account.id, request.params.id, {
+        check: request.query.check === 'true',
+      });
+      return presentDomainDetail(domain, records, { last24h: 0, last7d: 0, last30d: 0 }, verificationCheck);
+    },
+  );
+
+  app.route({
+    method: family === 'e2' ? 'PATCH' : 'PUT',
+    url: '/domains/:id',
+    schema: {
+      tags,
+      summary: 'Configure catch-all',
+      consumes: BodyTypes,
+      params: IdParams,
+      body: Type.Object({
+        isCatchAllEnabled: Type.Boolean(),
+        catchAllEndpointId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      }),
+      response: { 200: CatchAllUpdateSchema, ...errorResponses },
+    },
+    handler: async (request) => {
+      const updated = await domains.updateCatchAll(request.account.id, request.params.id, request.body);
+      return presentCatchAll(updated);
+    },
+  });
+
+  app.delete(
+    '/domains/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a domain',
+        description: 'Deletes its addresses and DNS records. A domain with dependent subdomains cannot be deleted.',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            success: Type.Boolean(),
+            message: Type.String(),
+            deletedResources: Type.Object({
+              domain: Type.String(),
+              emailAddresses: Type.Integer(),
+              dnsRecords: Type.Integer(),
+              blockedEmails: Type.Integer(),
+              sesIdentity: Type.Boolean(),
+              sesReceiptRules: Type.Boolean(),
+            }),
+          }),
+          409: ErrorBody,
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const removed = await domains.remove(request.account.id, request.params.id);
+      return {
+        success: true,
+        message: `Successfully deleted domain ${removed.domain} and all associated resources`,
+        deletedResources: { ...removed, blockedEmails: 0, sesIdentity: false, sesReceiptRules: false },
+      };
+    },
+  );
+
+  app.get(
+    '/domains/:id/dns-records',
+    {
+      schema: {
+        tags,
+        summary: 'DNS records of a domain',
+        params: IdParams,
+        response: {
+          200: Type.Object({ domainId: Type.String(), domain: Type.String(), records: Type.Array(DnsRecordSchema) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { domain, records } = await domains.dnsRecords(request.account.id, request.params.id);
+      return { domainId: domain.id, domain: domain.domain, records: records.map(presentDnsRecord) };
+    },
+  );
+};

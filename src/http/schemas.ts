@@ -1,0 +1,35 @@
+import { Type } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  { error: Type.String() },
+  {
+    additionalProperties: true,
+    description: 'Every error answer: a sentence in `error`, sometimes with extra members',
+  },
+);
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+
+export const Pagination = Type.Object({
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  total: Type.Integer(),
+  hasMore: Type.Boolean(),
+});
+
+export const PaginationQuery = {
+  limit: Type.Optional(Type.Integer({ description: '1 to 100 (an integer in string form is accepted)' })),
+  offset: Type.Optional(Type.Integer({ description: 'at least 0' })),
+};
+
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+export const DateTime = Type.String({ format: 'date-time' });
+
+/** The common error answers, so every route documents them. */
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  404: ErrorBody,
+};

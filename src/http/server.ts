@@ -1,0 +1,91 @@
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { AccountsService } from '../accounts/index.ts';
+import type { Logger } from '../core/index.ts';
+import type { DomainsService } from '../domains/index.ts';
+import { requireApiKey } from './auth.ts';
+import { handleError } from './errors.ts';
+import { domainRoutes } from './routes/domains.ts';
+
+export interface HttpServices {
+  accounts: AccountsService;
+  domains: DomainsService;
+  /** Resolves when the database answers; used by /readyz. */
+  ping(): Promise<void>;
+}
+
+const FAMILIES = ['e2', 'v2'] as const;
+const BODY_LIMIT = 2 * 1024 * 1024;
+
+export async function buildHttpServer(services: HttpServices, logger: Logger, version: string) {
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: BODY_LIMIT,
+    logController: new LogController({ disableRequestLogging: true }),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // The SDKs send `Content-Type: application/json` with an empty body on GET, DELETE and bodyless POSTs.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+  await app.register(formbody);
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT } });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Mailroom API',
+        version,
+        description: 'Email receiving and routing. Wire-compatible with Inbound.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
+  );
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await services.ping();
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ error: 'Database unavailable' });
+    }
+  });
+
+  for (const family of FAMILIES) {
+    app.get(`/api/${family}/openapi.json`, { schema: { hide: true } }, async () => {
+      const document = app.swagger() as { paths?: Record<string, unknown> };
+      const prefix = `/api/${family}/`;
+      const paths = Object.fromEntries(
+        Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith(prefix)),
+      );
+      return {
+        ...document,
+        info: { ...(document as { info: object }).info, version: family === 'e2' ? '2.0.0' : version },
+        paths,
+      };
+    });
+    await app.register(
+      async (api) => {
+        requireApiKey(api, services.accounts);
+        await api.register(domainRoutes, { family, domains: services.domains });
+      },
+      { prefix: `/api/${family}` },
+    );
+  }
+  return app as unknown as FastifyInstance;
+}

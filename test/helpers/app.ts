@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { type App, createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/index.ts';
+
+/** Set by `.ci/run` (and by anyone who wants to) to run the suite against PostgreSQL instead of SQLite. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+export interface TestApp {
+  app: App;
+  baseUrl: string;
+  apiKey: string;
+  dataDir: string;
+  /** A key of a fresh account, for isolation tests. */
+  newAccountKey(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a real Mailroom on loopback port 0 with its own data directory and, on PostgreSQL, its own schema.
+ * `env` overrides configuration variables exactly as a deployment would set them.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-test-'));
+  const schema = TEST_DATABASE_URL ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const apiKey = `mr_test_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SMTP_PORT: '0',
+    SMTP_HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    MAILROOM_API_KEY: apiKey,
+    MX_HOST: 'mx.mailroom.test',
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema! } : {}),
+    ...env,
+  });
+  const app = await createApp(config);
+  await app.accounts.ensureKey('default', apiKey);
+  const { httpUrl } = await app.start();
+  return {
+    app,
+    baseUrl: httpUrl,
+    apiKey,
+    dataDir,
+    newAccountKey: async (name) => (await app.accounts.createKey(name)).key,
+    async close() {
+      await app.close();
+      await rm(dataDir, { recursive: true, force: true });
+      if (schema) {
+        const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await client.connect();
+        await client.query(`drop schema if exists "${schema}" cascade`);
+        await client.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { createServer as createNetServer } from 'node:net';
+import dns2 from 'dns2';
+
+const { Packet } = dns2;
+
+export type ZoneRecord =
+  | { type: 'TXT'; data: string | string[] }
+  | { type: 'MX'; exchange: string; priority: number }
+  | { type: 'NS'; ns: string }
+  | { type: 'CNAME'; domain: string }
+  | { type: 'A'; address: string }
+  | { type: 'AAAA'; address: string };
+
+const TYPE_CODES: Record<ZoneRecord['type'], number> = {
+  A: Packet.TYPE.A,
+  NS: Packet.TYPE.NS,
+  CNAME: Packet.TYPE.CNAME,
+  MX: Packet.TYPE.MX,
+  TXT: Packet.TYPE.TXT,
+  AAAA: Packet.TYPE.AAAA,
+};
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * A real DNS server on loopback (UDP and TCP on one port) answering from an in-memory zone the test edits.
+ * Names not in the zone answer NXDOMAIN; a known name without records of the asked type answers empty.
+ */
+export async function startDnsServer() {
+  const zone = new Map<string, ZoneRecord[]>();
+  const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
+  const server = dns2.createServer({
+    udp: true,
+    tcp: true,
+    handle(request, send) {
+      const response = Packet.createResponseFromRequest(request);
+      const [question] = request.questions;
+      const records = question ? zone.get(key(question.name)) : undefined;
+      if (!question || !records) {
+        (response.header as { rcode: number }).rcode = 3;
+      } else {
+        for (const record of records) {
+          if (TYPE_CODES[record.type] !== question.type) continue;
+          const { type, ...data } = record;
+          response.answers.push({
+            name: question.name,
+            class: Packet.CLASS.IN,
+            ttl: 60,
+            ...data,
+            type: TYPE_CODES[type],
+          } as never);
+        }
+      }
+      send(response);
+    },
+  });
+  const port = await freePort();
+  await server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
+  return {
+    /** Value for DNS_SERVERS. */
+    address: `127.0.0.1:${port}`,
+    set(name: string, records: ZoneRecord[]) {
+      zone.set(key(name), records);
+    },
+    add(name: string, record: ZoneRecord) {
+      zone.set(key(name), [...(zone.get(key(name)) ?? []), record]);
+    },
+    remove(name: string) {
+      zone.delete(key(name));
+    },
+    clear() {
+      zone.clear();
+    },
+    close: () => server.close(),
+  };
+}
+
+export type DnsServer = Awaited<ReturnType<typeof startDnsServer>>;
