@@ -100,6 +100,119 @@ export interface EmailAddressesTable {
   updated_at: string;
 }
 
+export interface ThreadsTable {
+  id: string;
+  account_id: string;
+  root_message_id: string;
+  normalized_subject: string;
+  message_count: number;
+  last_message_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The verdict words stored for SPF, DKIM, DMARC, ARC, spam and virus checks. */
+export type Verdict = 'PASS' | 'FAIL' | 'SOFTFAIL' | 'NEUTRAL' | 'NONE' | 'TEMPERROR' | 'PERMERROR' | 'DISABLED';
+
+/** One row per accepted recipient of a received message; all rows of one message share its raw blob. */
+export interface EmailsTable {
+  id: string;
+  account_id: string;
+  domain_id: string | null;
+  address_id: string | null;
+  /** The envelope recipient (RCPT TO), lower-cased. */
+  recipient: string;
+  mail_from: string | null;
+  helo: string | null;
+  client_ip: string | null;
+  message_id: string | null;
+  subject: string | null;
+  from_address: string | null;
+  from_name: string | null;
+  /** `{text, addresses[{name, address}]}` JSON, or null when the header is absent. */
+  from_json: string | null;
+  to_json: string | null;
+  cc_json: string | null;
+  bcc_json: string | null;
+  reply_to_json: string | null;
+  /** The Date header, as ISO 8601. */
+  sent_date: string | null;
+  in_reply_to: string | null;
+  references_json: string | null;
+  priority: string | null;
+  text_body: string | null;
+  html_body: string | null;
+  /** Lower-case header name to string or string[]. */
+  headers_json: string | null;
+  /** `[{filename, contentType, size, contentId, contentDisposition}]`, in MIME order. */
+  attachments_json: string;
+  attachment_count: number;
+  parse_success: Flag;
+  parse_error: string | null;
+  raw_blob_key: string;
+  raw_size: number;
+  raw_sha256: string;
+  spf: Verdict;
+  dkim: Verdict;
+  dmarc: Verdict;
+  arc: Verdict;
+  spam: Verdict;
+  virus: Verdict;
+  /** The Authentication-Results header Mailroom computed. */
+  auth_results: string | null;
+  thread_id: string | null;
+  thread_position: number | null;
+  is_read: Flag;
+  read_at: string | null;
+  is_archived: Flag;
+  archived_at: string | null;
+  processing_ms: number;
+  received_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DeliveryStatus = 'pending' | 'processing' | 'success' | 'failed';
+
+/** The outbox: one row per (email, endpoint or legacy webhook), reused across retries. */
+export interface DeliveriesTable {
+  id: string;
+  account_id: string;
+  email_id: string;
+  target_type: 'endpoint' | 'webhook';
+  target_id: string;
+  delivery_type: 'webhook' | 'email_forward';
+  status: DeliveryStatus;
+  attempts: number;
+  /** When the job is next due; null once it has finished. */
+  next_attempt_at: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  /** JSON `{responseCode, responseBody, deliveryTime, url}` of the latest attempt. */
+  response_data: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  success: Flag;
+  status_code: number | null;
+  /** The first 2,000 characters of the response body. */
+  response_body: string | null;
+  error: string | null;
+  url: string | null;
+  /** JSON array of forward recipients with each one's outcome. */
+  recipients: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -108,4 +221,8 @@ export interface Database {
   endpoints: EndpointsTable;
   webhooks: WebhooksTable;
   email_addresses: EmailAddressesTable;
+  threads: ThreadsTable;
+  emails: EmailsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
 }

@@ -1,0 +1,1 @@
+export type { RecipientRouter, RejectReason, RouteDecision, RouteTarget } from './route-decision.ts';

@@ -1,0 +1,29 @@
+/** Where mail accepted for one recipient goes. */
+export type RouteTarget =
+  | { kind: 'endpoint'; endpointId: string; endpointType: 'webhook' | 'email' | 'email_group' }
+  | { kind: 'webhook'; webhookId: string }
+  | { kind: 'none' };
+
+export type RejectReason = 'unknown_domain' | 'unknown_address' | 'inactive_address' | 'unverified_domain';
+
+/**
+ * The routing answer for one envelope recipient. SMTP uses `accepted` to answer RCPT (unknown_domain is a relay
+ * attempt, 550 5.7.1; the rest are 550 5.1.1); ingest stores the email under `accountId` and queues `target`.
+ */
+export type RouteDecision =
+  | { accepted: false; reason: RejectReason }
+  | {
+      accepted: true;
+      /** The recipient as matched: trimmed and lower-cased. */
+      recipient: string;
+      accountId: string;
+      domainId: string;
+      /** The address row that matched (exactly or without its +tag); null for catch-all and dmarc@ mail. */
+      addressId: string | null;
+      matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc';
+      target: RouteTarget;
+    };
+
+export interface RecipientRouter {
+  resolve(recipient: string): Promise<RouteDecision>;
+}
