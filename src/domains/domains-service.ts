@@ -158,7 +158,10 @@ export class DomainsService {
     this.endpoints = deps.endpoints;
   }
 
-  async list(accountId: string, query: DomainListQuery): Promise<{ domains: DomainDetail[]; total: number }> {
+  async list(
+    accountId: string,
+    query: DomainListQuery,
+  ): Promise<{ domains: Array<{ domain: DomainDetail; verificationCheck?: VerificationCheck }>; total: number }> {
     let base = this.db.selectFrom('domains').where('account_id', '=', accountId);
     if (query.status) base = base.where('status', '=', query.status);
     if (query.canReceive !== undefined) base = base.where('can_receive_emails', '=', toFlag(query.canReceive));
@@ -166,8 +169,14 @@ export class DomainsService {
       base.selectAll().orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    const checked = query.check ? await Promise.all(rows.map((row) => this.runCheck(row).then((r) => r.row))) : rows;
-    return { domains: await Promise.all(checked.map((row) => this.detail(row))), total: Number(count.n) };
+    const domains = await Promise.all(
+      rows.map(async (row) => {
+        if (!query.check) return { domain: await this.detail(row) };
+        const checked = await this.runCheck(row);
+        return { domain: await this.detail(checked.row), verificationCheck: checked.verificationCheck };
+      }),
+    );
+    return { domains, total: Number(count.n) };
   }
 
   /** Account-wide counts for the v2 list's `meta`. */

@@ -77,7 +77,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
         check,
       });
       const body = {
-        data: rows.map((row) => presentDomainItem(row)),
+        data: rows.map((row) => presentDomainItem(row.domain, row.verificationCheck)),
         pagination: pageInfo(page, total, rows.length),
         capabilities: { envelopeRecipients: true },
       };
