@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import pg from 'pg';
+import { pino } from 'pino';
 import { type App, createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 
@@ -40,7 +42,15 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema! } : {}),
     ...env,
   });
-  const app = await createApp(config);
+  // Every unhandled error the server logs (what a client would see as a 500) fails the test file at close().
+  const serverErrors: string[] = [];
+  const errorSink = new Writable({
+    write(chunk, _encoding, done) {
+      serverErrors.push(String(chunk));
+      done();
+    },
+  });
+  const app = await createApp(config, { logger: pino({ level: 'error' }, errorSink) });
   await app.accounts.ensureKey('default', apiKey);
   const { httpUrl } = await app.start();
   return {
@@ -58,6 +68,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         await client.query(`drop schema if exists "${schema}" cascade`);
         await client.end();
       }
+      if (serverErrors.length > 0) throw new Error(`The server logged errors:\n${serverErrors.join('')}`);
     },
   };
 }
