@@ -32,6 +32,18 @@ export interface Config {
   bootstrapApiKey?: string;
   webhookAllowPrivate: boolean;
   domainVerification: { intervalMs: number; giveUpAfterMs: number };
+  delivery: {
+    /** Attempts one process runs at once. */
+    concurrency: number;
+    /** Multiplies the retry schedule; below 1 only to make tests and benches run in seconds. */
+    retryScale: number;
+    /** How long a claimed job stays owned without a heartbeat before another worker takes it. */
+    leaseMs: number;
+    /** Longest sleep between looks at the outbox when no wake-up arrives. */
+    pollMs: number;
+    /** The port of direct MX delivery for forwards (25 except in tests). */
+    mxPort: number;
+  };
   logLevel: string;
 }
 
@@ -83,6 +95,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     domainVerification: {
       intervalMs: e.DOMAIN_VERIFY_INTERVAL_SECONDS * 1000,
       giveUpAfterMs: e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600 * 1000,
+    },
+    delivery: {
+      concurrency: e.DELIVERY_CONCURRENCY,
+      retryScale: e.DELIVERY_RETRY_SCALE,
+      leaseMs: e.DELIVERY_LEASE_SECONDS * 1000,
+      pollMs: e.DELIVERY_POLL_SECONDS * 1000,
+      mxPort: e.FORWARD_MX_PORT,
     },
     logLevel: e.LOG_LEVEL,
   } satisfies Config);

@@ -31,6 +31,11 @@ export const EnvSchema = Type.Object({
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
   MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
   WEBHOOK_ALLOW_PRIVATE: Flag(false),
+  DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+  DELIVERY_RETRY_SCALE: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
+  DELIVERY_LEASE_SECONDS: Type.Number({ minimum: 1, default: 30 }),
+  DELIVERY_POLL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 5 }),
+  FORWARD_MX_PORT: Port(25),
   DOMAIN_VERIFY_INTERVAL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 300 }),
   DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
   LOG_LEVEL: Type.Union(
