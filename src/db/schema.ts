@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Table types shared by SQLite and PostgreSQL. Both databases store the same column types so that one migration
  * list serves both: times are ISO 8601 UTC text (which sorts correctly), booleans are 0/1 integers, and JSON is text.
@@ -193,6 +195,8 @@ export interface DeliveriesTable {
   last_error: string | null;
   /** JSON `{responseCode, responseBody, deliveryTime, url}` of the latest attempt. */
   response_data: string | null;
+  /** Attempts made before the job was last queued by hand; retries are counted from here (migration 0006). */
+  round_start_attempt: Generated<number>;
   created_at: string;
   updated_at: string;
 }
