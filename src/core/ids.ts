@@ -29,6 +29,7 @@ export type IdPrefix =
   | 'whk'
   | 'email'
   | 'dlv'
+  | 'dla'
   | 'att'
   | 'thr'
   | 'msg';
