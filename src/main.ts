@@ -27,9 +27,7 @@ export async function serve(): Promise<void> {
       ].join('\n'),
     );
   }
-  const { httpUrl } = await app.start();
-  process.stdout.write(`Mailroom HTTP API listening on ${httpUrl} (docs at ${httpUrl}/docs)\n`);
-
+  // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -45,6 +43,9 @@ export async function serve(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const { httpUrl } = await app.start();
+  process.stdout.write(`Mailroom HTTP API listening on ${httpUrl} (docs at ${httpUrl}/docs)\n`);
 }
 
 if (import.meta.main) await serve();

@@ -23,10 +23,25 @@ function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/** `mr_` + 8 visible characters, then 32 secret ones: the visible part identifies a key in logs and listings. */
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `length` uniformly random base62 characters (bytes of 248 and above are dropped to avoid modulo bias). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/**
+ * `mr_` + 40 base62 characters (about 238 bits). The first 8 after `mr_` are the visible prefix that identifies a
+ * key in listings without revealing it.
+ */
 function generateKey(): { key: string; prefix: string } {
-  const secret = randomBytes(30).toString('base64url').replace(/[-_]/g, '').slice(0, 40);
-  const key = `${KEY_PREFIX}${secret}`;
+  const key = `${KEY_PREFIX}${randomBase62(40)}`;
   return { key, prefix: key.slice(0, KEY_PREFIX.length + 8) };
 }
 

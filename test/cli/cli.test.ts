@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { apiClient } from '../helpers/http.ts';
+import { createInstallation, runScript, startServerProcess } from '../helpers/process.ts';
+
+let dns: DnsServer;
+before(async () => {
+  dns = await startDnsServer();
+});
+after(() => dns.close());
+
+describe('npm start', () => {
+  test('on an empty data directory it prints an API key that can manage domains on both families', async () => {
+    const installation = await createInstallation({ DNS_SERVERS: dns.address });
+    const server = await startServerProcess(installation.env);
+    try {
+      const key = server.stdout().match(/^\s+(mr_[A-Za-z0-9]{40})$/m)?.[1];
+      assert.ok(key, server.stdout());
+      assert.match(server.stdout(), /Make more keys with: npx mailroom keys create \[--account NAME\]/);
+      const api = apiClient(server.httpUrl, key);
+      for (const family of ['e2', 'v2']) {
+        const created = await api.post(`/api/${family}/domains`, { domain: `start-${family}.test` });
+        assert.equal(created.status, 201);
+        const list = await api.get(`/api/${family}/domains`);
+        assert.ok(list.body.data.some((d: { id: string }) => d.id === created.body.id));
+        const checked = await api.get(`/api/${family}/domains/${created.body.id}?check=true`);
+        assert.equal(checked.body.verificationCheck.isFullyVerified, false);
+        assert.equal((await api.delete(`/api/${family}/domains/${created.body.id}`)).status, 200);
+      }
+      assert.equal(await server.stop('SIGTERM'), 0);
+    } finally {
+      server.child.kill('SIGKILL');
+      await installation.remove();
+    }
+  });
+
+  test('a second start does not print another key', async () => {
+    const installation = await createInstallation();
+    try {
+      const first = await startServerProcess(installation.env);
+      assert.match(first.stdout(), /mr_/);
+      assert.equal(await first.stop('SIGINT'), 0);
+      const second = await startServerProcess(installation.env);
+      assert.doesNotMatch(second.stdout(), /mr_/);
+      assert.equal(await second.stop(), 0);
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('MAILROOM_API_KEY becomes the key of the default account and nothing is printed', async () => {
+    const installation = await createInstallation({ MAILROOM_API_KEY: 'mr_configured_key_0123456789' });
+    try {
+      const server = await startServerProcess(installation.env);
+      assert.doesNotMatch(server.stdout(), /Created account/);
+      const response = await apiClient(server.httpUrl, 'mr_configured_key_0123456789').get('/api/v2/domains');
+      assert.equal(response.status, 200);
+      await server.stop();
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('a bad configuration value stops start-up with one line naming the variable', async () => {
+    const installation = await createInstallation({ PORT: 'eighty' });
+    try {
+      const result = await runScript('src/main.ts', [], installation.env);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, 'Invalid configuration: PORT="eighty" must be integer\n');
+      assert.equal(result.stdout, '');
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('an invalid DATABASE_URL is named too', async () => {
+    const installation = await createInstallation();
+    const result = await runScript('src/main.ts', [], { ...installation.env, DATABASE_URL: 'mysql://x' });
+    await installation.remove();
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^Invalid configuration: DATABASE_URL="mysql:\/\/x" must match pattern .*\n$/);
+  });
+});
+
+describe('mailroom CLI', () => {
+  test('keys create prints a working key for a new account, and set-limit caps its domains', async () => {
+    const installation = await createInstallation({
+      DNS_SERVERS: dns.address,
+      MAILROOM_API_KEY: 'mr_admin_key_0123456789',
+    });
+    const server = await startServerProcess(installation.env);
+    try {
+      const created = await runScript('src/cli.ts', ['keys', 'create', '--account', 'acme'], installation.env);
+      assert.equal(created.code, 0, created.stderr);
+      const key = created.stdout.trim();
+      assert.match(key, /^mr_[A-Za-z0-9]{40}$/);
+      assert.equal(created.stderr, 'New API key for account "acme". It is shown only once.\n');
+
+      const limit = await runScript('src/cli.ts', ['accounts', 'set-limit', 'acme', '1'], installation.env);
+      assert.equal(limit.code, 0, limit.stderr);
+      assert.equal(limit.stdout, 'Account "acme" domain limit: 1\n');
+
+      const acme = apiClient(server.httpUrl, key);
+      assert.equal((await acme.post('/api/v2/domains', { domain: 'acme-one.test' })).status, 201);
+      for (const family of ['e2', 'v2']) {
+        const refused = await acme.post(`/api/${family}/domains`, { domain: 'acme-two.test' });
+        assert.equal(refused.status, 403);
+        assert.deepEqual(refused.body, {
+          error: 'Domain limit reached. Please upgrade your plan to add more domains.',
+        });
+      }
+      const admin = apiClient(server.httpUrl, 'mr_admin_key_0123456789');
+      assert.deepEqual((await admin.get('/api/v2/domains')).body.data, [], 'accounts are isolated');
+
+      const unlimited = await runScript('src/cli.ts', ['accounts', 'set-limit', 'acme', 'unlimited'], installation.env);
+      assert.equal(unlimited.stdout, 'Account "acme" domain limit: unlimited\n');
+      assert.equal((await acme.post('/api/v2/domains', { domain: 'acme-two.test' })).status, 201);
+    } finally {
+      await server.stop();
+      await installation.remove();
+    }
+  });
+
+  test('set-limit on an unknown account and bad limits fail with a message', async () => {
+    const installation = await createInstallation();
+    try {
+      const unknown = await runScript('src/cli.ts', ['accounts', 'set-limit', 'ghost', '3'], installation.env);
+      assert.equal(unknown.code, 1);
+      assert.equal(unknown.stderr, 'No account named ghost\n');
+      await runScript('src/cli.ts', ['keys', 'create'], installation.env);
+      const bad = await runScript('src/cli.ts', ['accounts', 'set-limit', 'default', '-2'], installation.env);
+      assert.equal(bad.code, 1);
+      assert.equal(bad.stderr, 'The domain limit is a whole number of at least 0, or "unlimited"\n');
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('migrate reports an up-to-date database the second time', async () => {
+    const installation = await createInstallation();
+    try {
+      const first = await runScript('src/cli.ts', ['migrate'], installation.env);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /^Applied: 0001_foundation, 0002_mail/);
+      const second = await runScript('src/cli.ts', ['migrate'], installation.env);
+      assert.equal(second.stdout, 'Database is up to date\n');
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('an unknown command prints usage and exits 2', async () => {
+    const result = await runScript('src/cli.ts', ['frobnicate'], { PATH: process.env.PATH ?? '' });
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /^Usage: mailroom <command>/);
+  });
+});
