@@ -25,6 +25,13 @@ export const PaginationQuery = {
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
+/**
+ * A request field that is a string or null. Written as one multi-type schema because Ajv's type coercion (needed for
+ * query strings and form bodies) would turn null into "" while trying the string branch of a union.
+ */
+export const NullableString = (options: { description?: string } = {}) =>
+  Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+
 export const DateTime = Type.String({ format: 'date-time' });
 
 /** The common error answers, so every route documents them. */

@@ -14,7 +14,7 @@ import {
   presentDomainDetail,
   presentDomainItem,
 } from '../presenters/domains.ts';
-import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, IdParams, NullableString, Pagination, PaginationQuery } from '../schemas.ts';
 
 export interface DomainRoutesOptions {
   family: 'e2' | 'v2';
@@ -143,7 +143,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       params: IdParams,
       body: Type.Object({
         isCatchAllEnabled: Type.Boolean(),
-        catchAllEndpointId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        catchAllEndpointId: Type.Optional(NullableString()),
       }),
       response: { 200: CatchAllUpdateSchema, ...errorResponses },
     },
