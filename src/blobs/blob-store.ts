@@ -1,0 +1,58 @@
+import type { Readable } from 'node:stream';
+
+/** What the store reports about a blob once it is durably written. */
+export interface StoredBlob {
+  size: number;
+  /** Lower-case hex SHA-256 of the stored bytes. */
+  sha256: string;
+}
+
+/** Where a blob lives, in the words of the email resource's `processing.s3Info`. */
+export interface BlobLocation {
+  /** The S3 bucket, or `fs` for the filesystem store. */
+  bucketName: string;
+  objectKey: string;
+}
+
+export interface ListedBlob {
+  key: string;
+  lastModified: Date;
+}
+
+/** Bytes of a blob, either whole or a slice; `body` is what `put` accepts. */
+export type BlobBody = Readable | Buffer | readonly Buffer[];
+
+/**
+ * Raw messages by key. `put` returns only once the bytes are durable (fsynced file, or an S3 PUT that answered),
+ * so a caller may acknowledge what it stored. Keys are relative paths such as `raw/2026/11/22/msg_x.eml`.
+ */
+export interface BlobStore {
+  readonly kind: 'fs' | 's3';
+  put(key: string, body: BlobBody, size?: number): Promise<StoredBlob>;
+  /** The blob's bytes; throws BlobNotFound if there is none. */
+  get(key: string): Promise<Readable>;
+  /** Bytes `start` to `end` inclusive, as an HTTP Range reads them. */
+  getRange(key: string, start: number, end: number): Promise<Readable>;
+  /** Removes the blob; removing a missing blob is not an error. */
+  delete(key: string): Promise<void>;
+  /** Every blob whose key starts with `prefix`, in no particular order. */
+  list(prefix: string): AsyncIterable<ListedBlob>;
+  location(key: string): BlobLocation;
+  close(): Promise<void>;
+}
+
+export class BlobNotFound extends Error {
+  readonly key: string;
+  constructor(key: string) {
+    super(`Blob not found: ${key}`);
+    this.name = 'BlobNotFound';
+    this.key = key;
+  }
+}
+
+/** Keys come from ingest, never from clients, but a key that could escape the store's root is refused anyway. */
+export function assertSafeKey(key: string): void {
+  if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(key) || key.split('/').some((part) => part === '..')) {
+    throw new Error(`Unsafe blob key: ${key}`);
+  }
+}

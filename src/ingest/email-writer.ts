@@ -1,0 +1,201 @@
+import type { Transaction } from 'kysely';
+import { newId } from '../core/index.ts';
+import type { Database, DeliveriesTable, EmailsTable } from '../db/index.ts';
+import type { RouteDecision } from '../routing/index.ts';
+import type { ParsedMessage } from './message-parser.ts';
+import { placeInThread } from './threading.ts';
+import type { Verdicts } from './verdicts.ts';
+
+export type AcceptedRoute = Extract<RouteDecision, { accepted: true }>;
+
+/** Everything ingest knows about one message before the transaction that stores it. */
+export interface PreparedMessage {
+  queueId: string;
+  blobKey: string;
+  /** Size of the stored blob (with our trace header). */
+  rawSize: number;
+  /** SHA-256 of the message as the client sent it, before our trace header: the same for a retried copy. */
+  contentSha256: string;
+  mailFrom: string | null;
+  helo: string | null;
+  clientIp: string | null;
+  recipients: AcceptedRoute[];
+  parsed: ParsedMessage;
+  verdicts: Verdicts;
+  receivedAt: Date;
+}
+
+export interface WrittenEmail {
+  id: string;
+  recipient: string;
+  /** True when an earlier copy was found and nothing new was stored for this recipient. */
+  duplicate: boolean;
+  deliveryIds: string[];
+}
+
+/** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
+export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
+
+const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+async function findDuplicate(trx: Transaction<Database>, message: PreparedMessage, recipient: string) {
+  const since = new Date(message.receivedAt.getTime() - DEDUPE_WINDOW_MS).toISOString();
+  let query = trx
+    .selectFrom('emails')
+    .select('id')
+    .where('recipient', '=', recipient)
+    .where('raw_sha256', '=', message.contentSha256)
+    .where('received_at', '>=', since);
+  query = message.parsed.messageId
+    ? query.where('message_id', '=', message.parsed.messageId)
+    : query.where('message_id', 'is', null);
+  return query.limit(1).executeTakeFirst();
+}
+
+async function deliveryTarget(
+  trx: Transaction<Database>,
+  route: AcceptedRoute,
+): Promise<Pick<DeliveriesTable, 'target_type' | 'target_id' | 'delivery_type'> | null> {
+  const target = route.target;
+  if (target.kind === 'endpoint') {
+    const endpoint = await trx
+      .selectFrom('endpoints')
+      .select(['type', 'is_active'])
+      .where('id', '=', target.endpointId)
+      .where('account_id', '=', route.accountId)
+      .executeTakeFirst();
+    if (!endpoint?.is_active) return null;
+    return {
+      target_type: 'endpoint',
+      target_id: target.endpointId,
+      delivery_type: endpoint.type === 'webhook' ? 'webhook' : 'email_forward',
+    };
+  }
+  if (target.kind === 'webhook') {
+    const webhook = await trx
+      .selectFrom('webhooks')
+      .select('is_active')
+      .where('id', '=', target.webhookId)
+      .where('account_id', '=', route.accountId)
+      .executeTakeFirst();
+    if (!webhook?.is_active) return null;
+    return { target_type: 'webhook', target_id: target.webhookId, delivery_type: 'webhook' };
+  }
+  return null;
+}
+
+function emailRow(message: PreparedMessage, route: AcceptedRoute, id: string, now: string): EmailsTable {
+  const { parsed, verdicts } = message;
+  return {
+    id,
+    account_id: route.accountId,
+    domain_id: route.domainId,
+    address_id: route.addressId,
+    recipient: route.recipient,
+    mail_from: message.mailFrom,
+    helo: message.helo,
+    client_ip: message.clientIp,
+    message_id: parsed.messageId,
+    subject: parsed.subject,
+    from_address: parsed.from?.addresses[0]?.address ?? null,
+    from_name: parsed.from?.addresses[0]?.name ?? null,
+    from_json: json(parsed.from),
+    to_json: json(parsed.to),
+    cc_json: json(parsed.cc),
+    bcc_json: json(parsed.bcc),
+    reply_to_json: json(parsed.replyTo),
+    sent_date: parsed.date,
+    in_reply_to: parsed.inReplyTo,
+    references_json: JSON.stringify(parsed.references),
+    priority: parsed.priority,
+    text_body: parsed.textBody,
+    html_body: parsed.htmlBody,
+    headers_json: JSON.stringify(parsed.headers),
+    attachments_json: JSON.stringify(parsed.attachments),
+    attachment_count: parsed.attachments.length,
+    parse_success: parsed.parseSuccess ? 1 : 0,
+    parse_error: parsed.parseError,
+    raw_blob_key: message.blobKey,
+    raw_size: message.rawSize,
+    raw_sha256: message.contentSha256,
+    spf: verdicts.spf,
+    dkim: verdicts.dkim,
+    dmarc: verdicts.dmarc,
+    arc: verdicts.arc,
+    spam: verdicts.spam,
+    virus: verdicts.virus,
+    auth_results: verdicts.authResults,
+    thread_id: null,
+    thread_position: null,
+    is_read: 0,
+    read_at: null,
+    is_archived: 0,
+    archived_at: null,
+    processing_ms: Math.max(0, Date.now() - message.receivedAt.getTime()),
+    received_at: message.receivedAt.toISOString(),
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/**
+ * Stores one message inside the caller's transaction: per accepted recipient an email row in its thread, and a
+ * pending delivery job for each active endpoint or webhook the recipient routes to (the outbox).
+ */
+export async function writeMessage(trx: Transaction<Database>, message: PreparedMessage): Promise<WrittenEmail[]> {
+  const now = new Date().toISOString();
+  const written: WrittenEmail[] = [];
+  for (const route of message.recipients) {
+    const duplicate = await findDuplicate(trx, message, route.recipient);
+    if (duplicate) {
+      written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveryIds: [] });
+      continue;
+    }
+    const id = newId('email', message.receivedAt.getTime());
+    const row = emailRow(message, route, id, now);
+    const thread = await placeInThread(
+      trx,
+      {
+        id,
+        accountId: route.accountId,
+        messageId: message.parsed.messageId,
+        inReplyTo: message.parsed.inReplyTo,
+        references: message.parsed.references,
+        subject: message.parsed.subject,
+      },
+      row.received_at,
+    );
+    row.thread_id = thread.threadId;
+    row.thread_position = thread.position;
+    await trx.insertInto('emails').values(row).execute();
+
+    const deliveryIds: string[] = [];
+    const target = await deliveryTarget(trx, route);
+    if (target) {
+      const deliveryId = newId('dlv');
+      await trx
+        .insertInto('deliveries')
+        .values({
+          id: deliveryId,
+          account_id: route.accountId,
+          email_id: id,
+          ...target,
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: now,
+          lease_owner: null,
+          lease_expires_at: null,
+          last_attempt_at: null,
+          last_status_code: null,
+          last_error: null,
+          response_data: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      deliveryIds.push(deliveryId);
+    }
+    written.push({ id, recipient: route.recipient, duplicate: false, deliveryIds });
+  }
+  return written;
+}

@@ -1,0 +1,69 @@
+import type { Readable } from 'node:stream';
+import { type AttachmentStream, MailParser, type MessageText } from 'mailparser';
+import { PARSER_OPTIONS } from './message-parser.ts';
+
+export interface ExtractedAttachment {
+  meta: {
+    filename: string | null;
+    contentType: string;
+    contentId: string | null;
+    contentDisposition: string | null;
+  };
+  /** The decoded bytes of the part. */
+  stream: Readable;
+}
+
+/**
+ * Finds attachment `index` (0-based) of a raw message, counting exactly as ingest counted when it wrote
+ * `attachments_json`: MailParser's attachment parts in MIME (document) order, with the same parser options. That
+ * includes inline images with a Content-ID and attached message/rfc822 parts (as one attachment each), and excludes
+ * the text and HTML bodies. Resolves to null when the message has fewer attachments. Parts before the wanted one
+ * are drained without being held; parsing stops once the wanted part has been read.
+ */
+export function extractAttachment(raw: Readable, index: number): Promise<ExtractedAttachment | null> {
+  return new Promise((resolve, reject) => {
+    const parser = new MailParser(PARSER_OPTIONS);
+    let seen = 0;
+    let settled = false;
+    const stop = () => {
+      raw.unpipe(parser);
+      raw.destroy();
+    };
+    parser.on('data', (data: AttachmentStream | MessageText) => {
+      if (data.type !== 'attachment') return;
+      const content = data.content as Readable;
+      const position = seen++;
+      if (position !== index || settled) {
+        content.on('end', () => data.release());
+        content.resume();
+        return;
+      }
+      settled = true;
+      content.on('end', () => {
+        data.release();
+        stop();
+      });
+      content.on('error', stop);
+      resolve({
+        meta: {
+          filename: data.filename ?? null,
+          contentType: data.contentType,
+          contentId: data.contentId ?? null,
+          contentDisposition: data.contentDisposition ?? null,
+        },
+        stream: content,
+      });
+    });
+    parser.on('end', () => {
+      if (!settled) resolve(null);
+    });
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
+    parser.on('error', fail);
+    raw.on('error', fail);
+    raw.pipe(parser);
+  });
+}

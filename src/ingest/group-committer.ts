@@ -1,0 +1,79 @@
+import type { Transaction } from 'kysely';
+import type { Database, Db } from '../db/index.ts';
+
+type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+
+interface Pending<T> {
+  work: Work<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Runs queued units of work in shared transactions: while one transaction commits, new work waits, and the next
+ * transaction takes all of it at once. Each unit still commits atomically (its rows land together or not at all),
+ * but N messages cost one commit (one WAL fsync on SQLite) instead of N. A unit that throws is retried on its own
+ * so it cannot take the others down with it.
+ */
+export class GroupCommitter {
+  private readonly db: Db;
+  private readonly maxBatch: number;
+  private queue: Pending<unknown>[] = [];
+  private running = 0;
+  private readonly concurrency: number;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(db: Db, options: { maxBatch?: number; concurrency?: number } = {}) {
+    this.db = db;
+    this.maxBatch = options.maxBatch ?? 200;
+    this.concurrency = options.concurrency ?? 1;
+  }
+
+  run<T>(work: Work<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve, reject } as Pending<unknown>);
+      this.pump();
+    });
+  }
+
+  /** Resolves once nothing is queued or committing. */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump() {
+    while (this.running < this.concurrency && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.running++;
+      this.commit(batch).finally(() => {
+        this.running--;
+        if (this.queue.length > 0) this.pump();
+        else if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      });
+    }
+  }
+
+  private async commit(batch: Pending<unknown>[]) {
+    if (batch.length > 1) {
+      try {
+        const results = await this.db.transaction().execute(async (trx) => {
+          const out: unknown[] = [];
+          for (const item of batch) out.push(await item.work(trx));
+          return out;
+        });
+        for (const [i, item] of batch.entries()) item.resolve(results[i]);
+        return;
+      } catch {
+        // Fall through: find the unit that failed by committing each one alone.
+      }
+    }
+    for (const item of batch) {
+      try {
+        item.resolve(await this.db.transaction().execute(item.work));
+      } catch (error) {
+        item.reject(error);
+      }
+    }
+  }
+}

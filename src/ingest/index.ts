@@ -1,0 +1,15 @@
+export type { AcceptedRoute, WrittenEmail } from './email-writer.ts';
+export { DEDUPE_WINDOW_MS } from './email-writer.ts';
+export { type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
+export {
+  blobKeyFor,
+  createIngestService,
+  type IncomingMessage,
+  type IngestDependencies,
+  type IngestResult,
+  type IngestService,
+} from './ingest-service.ts';
+export { type AttachmentMeta, MAX_BODY_CHARS, type ParsedMessage, parseMessage } from './message-parser.ts';
+export { type RecoveryOptions, removeOrphanBlobs } from './recovery.ts';
+export { normalizeSubject } from './threading.ts';
+export type { Verdicts } from './verdicts.ts';

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import type { BlobStore } from '../blobs/index.ts';
+import { type Logger, newId } from '../core/index.ts';
+import type { Db } from '../db/index.ts';
+import { type AcceptedRoute, type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
+import { GroupCommitter } from './group-committer.ts';
+import { parseMessage } from './message-parser.ts';
+import { receivedHeader } from './received-header.ts';
+import { createVerdictChecker, type RawResolver } from './verdicts.ts';
+
+/** One message as SMTP received it, with the route decided for each accepted recipient. */
+export interface IncomingMessage {
+  /** The DATA bytes, as received (dot-unstuffed), held once in memory. */
+  chunks: Buffer[];
+  mailFrom: string | null;
+  helo: string | null;
+  clientIp: string;
+  clientHostname: string | null;
+  /** True when the session was upgraded with STARTTLS. */
+  secure: boolean;
+  recipients: AcceptedRoute[];
+  /** When the end of DATA arrived. */
+  receivedAt: Date;
+}
+
+export interface IngestResult {
+  queueId: string;
+  emails: WrittenEmail[];
+}
+
+export interface IngestDependencies {
+  db: Db;
+  blobs: BlobStore;
+  resolveDns: RawResolver;
+  logger: Logger;
+  /** The host name written into Received: and Authentication-Results:. */
+  mxHost: string;
+  /** Transactions that may commit at once; 1 for SQLite (one writer), a few for PostgreSQL. */
+  commitConcurrency?: number;
+  /** Called after each commit with the emails it stored, e.g. to wake the delivery worker. */
+  onCommitted?: (emails: WrittenEmail[]) => void;
+}
+
+export function blobKeyFor(queueId: string, at: Date): string {
+  const day = at.toISOString().slice(0, 10).replaceAll('-', '/');
+  return `raw/${day}/${queueId}.eml`;
+}
+
+/**
+ * The ingest pipeline: raw bytes to the blob store (durable), parse and verdicts alongside, then one transaction
+ * with the email rows, their threads and their delivery jobs. It returns only after that commit, so a caller that
+ * acknowledges on return never acknowledges what could be lost.
+ */
+export function createIngestService(deps: IngestDependencies) {
+  const committer = new GroupCommitter(deps.db, { concurrency: deps.commitConcurrency ?? 1 });
+  const checkVerdicts = createVerdictChecker(deps.resolveDns);
+
+  async function ingest(message: IncomingMessage): Promise<IngestResult> {
+    const queueId = newId('msg', message.receivedAt.getTime());
+    const blobKey = blobKeyFor(queueId, message.receivedAt);
+    const trace = receivedHeader({
+      queueId,
+      helo: message.helo,
+      clientHostname: message.clientHostname,
+      clientIp: message.clientIp,
+      secure: message.secure,
+      mxHost: deps.mxHost,
+      recipients: message.recipients.map((route) => route.recipient),
+      at: message.receivedAt,
+    });
+    const contentHash = createHash('sha256');
+    for (const chunk of message.chunks) contentHash.update(chunk);
+
+    const [stored, parsed, verdicts] = await Promise.all([
+      deps.blobs.put(blobKey, [trace, ...message.chunks]),
+      parseMessage(message.chunks),
+      checkVerdicts({
+        chunks: message.chunks,
+        clientIp: message.clientIp,
+        helo: message.helo ?? '',
+        mailFrom: message.mailFrom ?? '',
+        mta: deps.mxHost,
+      }),
+    ]);
+    const prepared: PreparedMessage = {
+      queueId,
+      blobKey,
+      rawSize: stored.size,
+      contentSha256: contentHash.digest('hex'),
+      mailFrom: message.mailFrom,
+      helo: message.helo,
+      clientIp: message.clientIp,
+      recipients: message.recipients,
+      parsed,
+      verdicts,
+      receivedAt: message.receivedAt,
+    };
+
+    let emails: WrittenEmail[];
+    try {
+      emails = await committer.run((trx) => writeMessage(trx, prepared));
+    } catch (error) {
+      await deps.blobs.delete(blobKey).catch(() => {});
+      throw error;
+    }
+    if (emails.every((email) => email.duplicate)) {
+      // Every recipient already had this copy; the new blob is referenced by nothing.
+      await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
+    }
+    const fresh = emails.filter((email) => !email.duplicate);
+    if (fresh.length > 0) deps.onCommitted?.(fresh);
+    return { queueId, emails };
+  }
+
+  return {
+    ingest,
+    /** Waits until every queued transaction has committed (used on shutdown). */
+    drain: () => committer.idle(),
+  };
+}
+
+export type IngestService = ReturnType<typeof createIngestService>;

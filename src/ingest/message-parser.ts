@@ -1,0 +1,241 @@
+import { Readable } from 'node:stream';
+import { type AddressObject, type AttachmentStream, type HeaderLines, MailParser, type MessageText } from 'mailparser';
+
+export interface AddressList {
+  text: string;
+  addresses: Array<{ name: string | null; address: string | null }>;
+}
+
+/** One attachment as stored in `attachments_json`; the list is in MIME order (see extractAttachment). */
+export interface AttachmentMeta {
+  filename: string | null;
+  contentType: string;
+  /** Decoded size in bytes. */
+  size: number;
+  contentId: string | null;
+  contentDisposition: string | null;
+}
+
+export interface ParsedMessage {
+  messageId: string | null;
+  subject: string | null;
+  from: AddressList | null;
+  to: AddressList | null;
+  cc: AddressList | null;
+  bcc: AddressList | null;
+  replyTo: AddressList | null;
+  /** The Date header as ISO 8601, or null when absent or unreadable. */
+  date: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  priority: string | null;
+  textBody: string | null;
+  htmlBody: string | null;
+  /** Lower-case header name to its decoded value, or to every value in order when it repeats. */
+  headers: Record<string, string | string[]>;
+  attachments: AttachmentMeta[];
+  parseSuccess: boolean;
+  parseError: string | null;
+}
+
+/**
+ * Bodies longer than this many characters are cut to it. 5 million characters holds any real message (the whole
+ * raw message stays in the blob store); past that a body is most likely hostile and would only bloat rows and
+ * webhook payloads.
+ */
+export const MAX_BODY_CHARS = 5_000_000;
+
+/**
+ * The MailParser options ingest and attachment extraction share, so both see the same parts in the same order.
+ * Text is not converted to HTML nor HTML to text (the slow, regex-heavy steps on hostile input), and cid: links
+ * are left as they are rather than inlined as data: URLs.
+ */
+export const PARSER_OPTIONS = {
+  skipHtmlToText: true,
+  skipTextToHtml: true,
+  skipTextLinks: true,
+  skipImageLinks: true,
+  keepDeliveryStatus: true,
+} as const;
+
+function addressList(value: AddressObject | AddressObject[] | undefined): AddressList | null {
+  if (!value) return null;
+  const objects = Array.isArray(value) ? value : [value];
+  const addresses: AddressList['addresses'] = [];
+  const flatten = (entries: AddressObject['value']) => {
+    for (const entry of entries) {
+      if (entry.group) flatten(entry.group);
+      else addresses.push({ name: entry.name || null, address: entry.address ? entry.address.toLowerCase() : null });
+    }
+  };
+  for (const object of objects) flatten(object.value);
+  return { text: objects.map((object) => object.text).join(', '), addresses };
+}
+
+function headerValue(line: string): string {
+  const colon = line.indexOf(':');
+  return (colon >= 0 ? line.slice(colon + 1) : line).replace(/\r?\n[ \t]+/g, ' ').trim();
+}
+
+/** Raw 8-bit header bytes arrive as latin1 text; read them as UTF-8 when they are valid UTF-8 (SMTPUTF8 senders). */
+function eightBitAsUtf8(value: string): string {
+  if (!/[\x80-\xff]/.test(value)) return value;
+  const utf8 = Buffer.from(value, 'latin1').toString('utf8');
+  return utf8.includes('\ufffd') ? value : utf8;
+}
+
+function decodedHeaders(lines: HeaderLines, decode: (value: string) => string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const { key, line } of lines) {
+    let value = eightBitAsUtf8(headerValue(line));
+    try {
+      value = decode(value);
+    } catch {}
+    const existing = headers[key];
+    if (existing === undefined) headers[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[key] = [existing, value];
+  }
+  return headers;
+}
+
+function messageIds(value: unknown): string[] {
+  const text = Array.isArray(value) ? value.join(' ') : typeof value === 'string' ? value : '';
+  return text.match(/<[^<>\s]+>/g) ?? text.split(/\s+/).filter(Boolean);
+}
+
+function single(value: unknown): string | null {
+  if (typeof value === 'string') return value.trim() || null;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value[0].trim() || null;
+  return null;
+}
+
+function cap(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  return text.length > MAX_BODY_CHARS ? text.slice(0, MAX_BODY_CHARS) : text;
+}
+
+/**
+ * Parses a raw message in one streaming pass. Attachments are counted and drained, never held. A message MailParser
+ * cannot read still yields whatever headers were read, with `parseSuccess: false` and the reason.
+ */
+export async function parseMessage(raw: Readable | readonly Buffer[]): Promise<ParsedMessage> {
+  const input = raw instanceof Readable ? raw : Readable.from(raw);
+  const parser = new MailParser(PARSER_OPTIONS);
+  const parsed: ParsedMessage = {
+    messageId: null,
+    subject: null,
+    from: null,
+    to: null,
+    cc: null,
+    bcc: null,
+    replyTo: null,
+    date: null,
+    inReplyTo: null,
+    references: [],
+    priority: null,
+    textBody: null,
+    htmlBody: null,
+    headers: {},
+    attachments: [],
+    parseSuccess: true,
+    parseError: null,
+  };
+  let headerMap: Map<string, unknown> | undefined;
+  parser.on('headers', (headers) => {
+    headerMap = headers as Map<string, unknown>;
+  });
+  parser.on('headerLines', (lines: HeaderLines) => {
+    const decode = (value: string) =>
+      (parser as unknown as { libmime: { decodeWords(v: string): string } }).libmime.decodeWords(value);
+    parsed.headers = decodedHeaders(lines, decode);
+  });
+
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('data', (data: AttachmentStream | MessageText) => {
+      if (data.type === 'text') {
+        parsed.htmlBody = cap(typeof data.html === 'string' ? data.html : undefined);
+        // Without a text part MailParser still reports an empty text; only a real text part counts.
+        parsed.textBody = data.text === '' && parsed.htmlBody !== null ? null : cap(data.text);
+        return;
+      }
+      const meta: AttachmentMeta = {
+        filename: data.filename ?? null,
+        contentType: data.contentType,
+        size: 0,
+        contentId: data.contentId ?? null,
+        contentDisposition: data.contentDisposition ?? null,
+      };
+      parsed.attachments.push(meta);
+      data.content.on('data', (chunk: Buffer) => {
+        meta.size += chunk.length;
+      });
+      data.content.on('end', () => data.release());
+    });
+    parser.on('end', resolve);
+    parser.on('error', reject);
+    input.on('error', reject);
+  });
+  const boundaries = new BoundaryWatch();
+  input.on('data', (chunk: Buffer) => boundaries.scan(chunk));
+  input.pipe(parser);
+  try {
+    await done;
+    const problem = boundaries.problem(headerMap?.get('content-type'));
+    if (problem) {
+      parsed.parseSuccess = false;
+      parsed.parseError = problem;
+    }
+  } catch (error) {
+    parsed.parseSuccess = false;
+    parsed.parseError = error instanceof Error ? error.message : String(error);
+    input.unpipe(parser);
+    input.destroy();
+  }
+
+  if (headerMap) {
+    const get = (name: string) => headerMap!.get(name);
+    parsed.messageId = single(get('message-id'));
+    parsed.subject = typeof get('subject') === 'string' ? (get('subject') as string) : null;
+    parsed.from = addressList(get('from') as AddressObject | undefined);
+    parsed.to = addressList(get('to') as AddressObject | undefined);
+    parsed.cc = addressList(get('cc') as AddressObject | undefined);
+    parsed.bcc = addressList(get('bcc') as AddressObject | undefined);
+    parsed.replyTo = addressList(get('reply-to') as AddressObject | undefined);
+    const date = get('date');
+    parsed.date = date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
+    parsed.inReplyTo = single(get('in-reply-to'));
+    parsed.references = messageIds(get('references'));
+    parsed.priority = typeof get('priority') === 'string' ? (get('priority') as string) : null;
+  }
+  return parsed;
+}
+
+/**
+ * MailParser reads a multipart message whose boundary never appears, or that ends before its closing boundary, as if
+ * nothing were wrong (the parts are silently lost or cut). This watches the top-level boundary in the raw bytes so
+ * such a message is stored with `parseSuccess: false` and the reason.
+ */
+class BoundaryWatch {
+  private tail = '';
+  private readonly seen: string[] = [];
+
+  scan(chunk: Buffer): void {
+    // Only the boundary lines matter; latin1 keeps one character per byte, so the text can be searched cheaply.
+    const text = this.tail + chunk.toString('latin1');
+    for (const match of text.matchAll(/(?:^|\n)--([^\r\n]{1,200})/g)) this.seen.push(match[1]!);
+    this.tail = text.slice(-256);
+    if (this.seen.length > 10_000) this.seen.splice(0, this.seen.length - 1000);
+  }
+
+  problem(contentType: unknown): string | null {
+    const type = contentType as { value?: string; params?: { boundary?: string } } | undefined;
+    if (!type?.value?.startsWith('multipart/')) return null;
+    const boundary = type.params?.boundary;
+    if (!boundary) return `Multipart message has no boundary parameter`;
+    const lines = new Set(this.seen.map((line) => line.trimEnd()));
+    if (!lines.has(boundary) && !lines.has(`${boundary}--`)) return `Multipart boundary "${boundary}" not found`;
+    if (!lines.has(`${boundary}--`)) return `Multipart message ends before its closing boundary "${boundary}"`;
+    return null;
+  }
+}

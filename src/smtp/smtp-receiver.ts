@@ -1,0 +1,174 @@
+import type { AddressInfo, Socket } from 'node:net';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { Logger } from '../core/index.ts';
+import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
+import type { RecipientRouter } from '../routing/index.ts';
+
+export interface SmtpReceiverOptions {
+  router: RecipientRouter;
+  ingest: Pick<IngestService, 'ingest'>;
+  logger: Logger;
+  /** Our host name, in the greeting and EHLO answer. */
+  hostname: string;
+  maxMessageBytes: number;
+  maxConnections: number;
+  maxRecipients?: number;
+  /** Inactivity allowed between commands and during DATA. */
+  idleTimeoutMs?: number;
+  /** A connection is closed after this long whatever it is doing. */
+  connectionTimeoutMs?: number;
+  tls: { key: Buffer; cert: Buffer };
+}
+
+/** An SMTP error whose text starts with its own enhanced status code (see `EnhancedCodeServer`). */
+function smtpError(code: number, text: string): Error {
+  return Object.assign(new Error(text), { responseCode: code });
+}
+
+const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
+
+/**
+ * smtp-server prefixes every reply with an enhanced status code chosen from the basic code alone, which would make a
+ * relay refusal `550 5.1.1` (it must be `550 5.7.1`). Replies whose text already starts with an enhanced code are
+ * sent as they are; every other reply keeps smtp-server's own code.
+ */
+class EnhancedCodeServer extends SMTPServer {
+  connectionTimeoutMs = 0;
+
+  override connect(socket: Socket, socketOptions: unknown) {
+    super.connect(socket, socketOptions as never);
+    let connection: { send(code: number, data: unknown, context?: unknown): void } | undefined;
+    for (const entry of (this as unknown as { connections: Set<typeof connection> }).connections) connection = entry;
+    if (connection) {
+      const send = connection.send.bind(connection);
+      connection.send = (code, data, context) =>
+        send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
+    }
+    if (this.connectionTimeoutMs > 0) {
+      const timer = setTimeout(() => socket.destroy(), this.connectionTimeoutMs);
+      socket.once('close', () => clearTimeout(timer));
+    }
+  }
+}
+
+/**
+ * The SMTP edge: RCPT asks the router, DATA hands the message to ingest, and 250 is sent only once ingest has
+ * committed. There is no AUTH and no relaying: a recipient is accepted only if the router accepts it.
+ */
+export function createSmtpReceiver(options: SmtpReceiverOptions) {
+  const routes = new WeakMap<SMTPServerAddress, AcceptedRoute>();
+  const { logger } = options;
+
+  async function decideRecipient(address: SMTPServerAddress): Promise<Error | null> {
+    const decision = await options.router.resolve(address.address);
+    if (decision.accepted) {
+      routes.set(address, decision);
+      return null;
+    }
+    if (decision.reason === 'unknown_domain') return smtpError(550, '5.7.1 Relaying denied');
+    return smtpError(550, `5.1.1 <${address.address}>: Recipient address rejected: User unknown`);
+  }
+
+  function receive(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+    done: (err?: Error | null, message?: string) => void,
+  ) {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let oversized = false;
+    stream.on('data', (chunk: Buffer) => {
+      if (oversized) return;
+      size += chunk.length;
+      if (size > options.maxMessageBytes) {
+        // Keep reading to the end of DATA, but let go of what was held: the rest is discarded as it arrives.
+        oversized = true;
+        chunks = [];
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.once('error', () => {
+      chunks = [];
+      done(TEMPORARY_FAILURE());
+    });
+    stream.once('end', () => {
+      if (oversized || stream.sizeExceeded) {
+        done(smtpError(552, `5.3.4 Message size exceeds fixed maximum message size ${options.maxMessageBytes}`));
+        return;
+      }
+      const recipients = session.envelope.rcptTo
+        .map((address) => routes.get(address))
+        .filter((route): route is AcceptedRoute => route !== undefined);
+      const mailFrom = session.envelope.mailFrom;
+      options.ingest
+        .ingest({
+          chunks,
+          mailFrom: mailFrom ? mailFrom.address : null,
+          helo: session.hostNameAppearsAs || null,
+          clientIp: session.remoteAddress,
+          clientHostname: session.clientHostname || null,
+          secure: session.secure,
+          recipients,
+          receivedAt: new Date(),
+        })
+        .then(
+          (result) => {
+            const ids = result.emails.map((email) => email.id);
+            const shown = ids.length > 5 ? `${ids.slice(0, 5).join(' ')} (+${ids.length - 5} more)` : ids.join(' ');
+            done(null, `Ok: queued as ${shown}`);
+          },
+          (error) => {
+            logger.error({ err: error, session: session.id }, 'ingest failed');
+            done(TEMPORARY_FAILURE());
+          },
+        );
+    });
+  }
+
+  const server = new EnhancedCodeServer({
+    name: options.hostname,
+    banner: 'Mailroom ESMTP',
+    size: options.maxMessageBytes,
+    rejectOversized: true,
+    maxClients: options.maxConnections,
+    maxRecipients: options.maxRecipients ?? 100,
+    socketTimeout: options.idleTimeoutMs ?? 60_000,
+    closeTimeout: 10_000,
+    disabledCommands: ['AUTH'],
+    hideENHANCEDSTATUSCODES: false,
+    disableReverseLookup: true,
+    key: options.tls.key,
+    cert: options.tls.cert,
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      decideRecipient(address).then(callback, (error) => {
+        logger.error({ err: error, recipient: address.address }, 'routing failed');
+        callback(TEMPORARY_FAILURE());
+      });
+    },
+    onData: receive,
+  });
+  server.connectionTimeoutMs = options.connectionTimeoutMs ?? 10 * 60_000;
+  server.on('error', (error) => logger.warn({ err: error }, 'smtp connection error'));
+
+  return {
+    /** Starts listening; resolves to the bound port. */
+    listen(port: number, host: string): Promise<number> {
+      return new Promise((resolve, reject) => {
+        const net = (server as unknown as { server: import('node:net').Server }).server;
+        net.once('error', reject);
+        server.listen(port, host, () => {
+          net.off('error', reject);
+          resolve((net.address() as AddressInfo).port);
+        });
+      });
+    },
+    /** Stops accepting, lets open transactions finish (bounded by closeTimeout), then resolves. */
+    close(): Promise<void> {
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export type SmtpReceiver = ReturnType<typeof createSmtpReceiver>;
