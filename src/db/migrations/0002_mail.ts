@@ -13,7 +13,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('threads_account_last').on('threads').columns(['account_id', 'last_message_at']).execute();
+  await db.schema
+    .createIndex('threads_account_last')
+    .on('threads')
+    .columns(['account_id', 'last_message_at'])
+    .execute();
 
   await db.schema
     .createTable('emails')
