@@ -1,0 +1,287 @@
+import type { Clock } from '../core/index.ts';
+import { Invalid, NotFound, newId } from '../core/index.ts';
+import type { Db } from '../db/index.ts';
+import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
+import type { Forwarder } from './forwarder.ts';
+import type { HttpSender } from './http-sender.ts';
+import type { DeliveryTargets } from './targets.ts';
+import { buildWebhookRequest } from './webhook-request.ts';
+
+export interface EndpointTestResult {
+  success: boolean;
+  message: string;
+  responseTime: number;
+  statusCode?: number;
+  responseBody?: string;
+  error?: string;
+  testPayload: unknown;
+  webhookFormat: 'inbound';
+  urlTested?: string;
+}
+
+export interface ReplayQuery {
+  endpointId?: string;
+  status?: 'failed';
+  since?: string;
+  until?: string;
+}
+
+const ALREADY_SUCCEEDED = 'Delivery already succeeded. Use resend to deliver again.';
+
+function isoOrThrow(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) throw new Invalid(`${name} must be an ISO 8601 date-time`);
+  return new Date(time).toISOString();
+}
+
+/**
+ * The delivery operations behind the API: manual retry of one email's deliveries, endpoint tests with a synthetic
+ * `email.received`, and bulk replay by query. Queuing is all they do to real jobs; the worker sends.
+ */
+export class DeliveryService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly targets: DeliveryTargets;
+  private readonly http: HttpSender;
+  private readonly forwarder: Forwarder;
+  private readonly settings: { publicUrl: string; userAgent: string };
+  private readonly jobsQueued: () => void;
+
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    targets: DeliveryTargets;
+    http: HttpSender;
+    forwarder: Forwarder;
+    settings: { publicUrl: string; userAgent: string };
+    jobsQueued: () => void;
+  }) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.targets = deps.targets;
+    this.http = deps.http;
+    this.forwarder = deps.forwarder;
+    this.settings = deps.settings;
+    this.jobsQueued = deps.jobsQueued;
+  }
+
+  /**
+   * Queues an email's deliveries again: one delivery, the one to an endpoint (created if the email never went
+   * there), or every unsuccessful one. Each gets a fresh automatic-retry budget. Returns the queued delivery ids.
+   */
+  async retryEmail(
+    accountId: string,
+    emailId: string,
+    which: { endpointId?: string; deliveryId?: string },
+  ): Promise<string[]> {
+    const email = await this.db
+      .selectFrom('emails')
+      .select('id')
+      .where('id', '=', emailId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!email) throw new NotFound('Email not found');
+    const deliveries = this.db
+      .selectFrom('deliveries')
+      .select(['id', 'status', 'target_id'])
+      .where('email_id', '=', emailId)
+      .where('account_id', '=', accountId);
+
+    let chosen: Array<{ id: string; status: string }>;
+    if (which.deliveryId) {
+      const row = await deliveries.where('id', '=', which.deliveryId).executeTakeFirst();
+      if (!row) throw new NotFound('Delivery not found for this email');
+      chosen = [row];
+    } else if (which.endpointId) {
+      const target = await this.targets.loadEndpoint(accountId, which.endpointId);
+      if (!target?.isActive) throw new NotFound('Endpoint not found or is inactive');
+      const row = await deliveries.where('target_id', '=', target.id).executeTakeFirst();
+      chosen = [row ?? (await this.createDelivery(accountId, emailId, target.id, target.kind))];
+    } else {
+      const rows = await deliveries.execute();
+      if (rows.length === 0) throw new NotFound('Delivery not found for this email');
+      chosen = rows.filter((row) => row.status !== 'success');
+      if (chosen.length === 0) throw new Invalid(ALREADY_SUCCEEDED);
+    }
+    if (chosen.length === 1 && chosen[0]!.status === 'success') throw new Invalid(ALREADY_SUCCEEDED);
+    await this.requeue(chosen.map((row) => row.id));
+    return chosen.map((row) => row.id);
+  }
+
+  private async createDelivery(accountId: string, emailId: string, endpointId: string, kind: 'webhook' | 'forward') {
+    const now = this.clock.now().toISOString();
+    const row = {
+      id: newId('dlv'),
+      account_id: accountId,
+      email_id: emailId,
+      target_type: 'endpoint' as const,
+      target_id: endpointId,
+      delivery_type: kind === 'webhook' ? ('webhook' as const) : ('email_forward' as const),
+      status: 'pending' as const,
+      attempts: 0,
+      next_attempt_at: now,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.insertInto('deliveries').values(row).execute();
+    return row;
+  }
+
+  /** Makes jobs due now with a fresh retry budget. A job in flight is left alone: it is being sent already. */
+  private async requeue(ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const now = this.clock.now().toISOString();
+    const result = await this.db
+      .updateTable('deliveries')
+      .set((eb) => ({
+        status: 'pending',
+        next_attempt_at: now,
+        round_start_attempt: eb.ref('attempts'),
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      }))
+      .where('id', 'in', ids)
+      .where('status', 'in', ['pending', 'failed'])
+      .executeTakeFirst();
+    this.jobsQueued();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Re-queues the account's deliveries matching the query (by default the failed ones). Returns how many. */
+  async replay(accountId: string, query: ReplayQuery): Promise<{ replayed: number; deliveryIds: string[] }> {
+    const since = isoOrThrow(query.since, 'since');
+    const until = isoOrThrow(query.until, 'until');
+    if (query.status !== undefined && query.status !== 'failed') throw new Invalid('status must be failed');
+    if (query.endpointId) {
+      const [endpoint, webhook] = await Promise.all([
+        this.db
+          .selectFrom('endpoints')
+          .select('id')
+          .where('id', '=', query.endpointId)
+          .where('account_id', '=', accountId)
+          .executeTakeFirst(),
+        this.db
+          .selectFrom('webhooks')
+          .select('id')
+          .where('id', '=', query.endpointId)
+          .where('account_id', '=', accountId)
+          .executeTakeFirst(),
+      ]);
+      if (!endpoint && !webhook) throw new NotFound('Endpoint not found');
+    }
+    let select = this.db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'failed');
+    if (query.endpointId) select = select.where('target_id', '=', query.endpointId);
+    if (since) select = select.where('created_at', '>=', since);
+    if (until) select = select.where('created_at', '<', until);
+    const ids = (await select.execute()).map((row) => row.id);
+    let replayed = 0;
+    for (let i = 0; i < ids.length; i += 500) replayed += await this.requeue(ids.slice(i, i + 500));
+    return { replayed, deliveryIds: ids };
+  }
+
+  /** Sends a synthetic `email.received` (built by the same builder as real ones) and reports what the target said. */
+  async testEndpoint(
+    accountId: string,
+    endpointId: string,
+    options: { overrideUrl?: string } = {},
+  ): Promise<EndpointTestResult> {
+    const target = await this.targets.loadEndpoint(accountId, endpointId);
+    if (!target) throw new NotFound('Endpoint not found');
+    const now = this.clock.now();
+    const email = syntheticEmail(now);
+    if (target.kind === 'webhook') {
+      const request = buildWebhookRequest({
+        target,
+        email,
+        webhookId: newId('msg'),
+        timestamp: now,
+        publicUrl: this.settings.publicUrl,
+        userAgent: this.settings.userAgent,
+        url: options.overrideUrl,
+      });
+      const outcome = await this.http.post(request);
+      const success = outcome.statusCode !== undefined && outcome.statusCode >= 200 && outcome.statusCode < 300;
+      const error = outcome.error ?? (success ? undefined : `HTTP ${outcome.statusCode}`);
+      return {
+        success,
+        message: success ? 'Webhook test successful' : `Webhook test failed: ${error}`,
+        responseTime: outcome.durationMs,
+        ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode, responseBody: outcome.body } : {}),
+        ...(error ? { error } : {}),
+        testPayload: JSON.parse(request.body),
+        webhookFormat: 'inbound',
+        urlTested: request.url,
+      };
+    }
+    const started = performance.now();
+    const forwarded = await this.forwarder.forward(
+      { ...email, from_address: 'test@example.com', from_name: 'Mailroom Test', raw_blob_key: '', attachment_count: 0 },
+      target,
+      new Set(),
+    );
+    const failed = forwarded.recipients.filter((r) => r.status === 'failed');
+    const success = !forwarded.refused && failed.length === 0 && forwarded.recipients.length > 0;
+    const error = forwarded.refused ?? failed.map((r) => `${r.address}: ${r.error}`).join('; ');
+    return {
+      success,
+      message: success ? `Test email sent to ${target.recipients.join(', ')}` : `Email test failed: ${error}`,
+      responseTime: Math.round(performance.now() - started),
+      ...(success
+        ? { statusCode: 250, responseBody: forwarded.recipients.map((r) => r.response).join('\n') }
+        : { error }),
+      testPayload: JSON.parse(
+        buildEmailReceivedPayload({
+          email,
+          endpoint: { id: target.id, name: target.name, type: target.endpointType },
+          publicUrl: this.settings.publicUrl,
+          timestamp: now,
+        }).body,
+      ),
+      webhookFormat: 'inbound',
+    };
+  }
+}
+
+/** The email an endpoint test delivers: every field present, as in a real message with one attachment. */
+function syntheticEmail(now: Date): PayloadEmail {
+  const id = newId('email', now.getTime());
+  const messageId = `<test-${id}@mailroom.test>`;
+  const address = (text: string, name: string | null) =>
+    JSON.stringify({ text, addresses: [{ name, address: text.replace(/.*<|>.*/g, '') }] });
+  return {
+    id,
+    recipient: 'test@yourdomain.com',
+    message_id: messageId,
+    subject: 'Test webhook from Mailroom',
+    from_json: address('Mailroom Test <test@example.com>', 'Mailroom Test'),
+    to_json: address('test@yourdomain.com', null),
+    cc_json: null,
+    bcc_json: null,
+    reply_to_json: null,
+    sent_date: now.toISOString(),
+    in_reply_to: null,
+    references_json: '[]',
+    priority: 'normal',
+    text_body: 'This is a test email.received event sent by Mailroom to check your endpoint.',
+    html_body: '<p>This is a test <code>email.received</code> event sent by Mailroom to check your endpoint.</p>',
+    headers_json: JSON.stringify({
+      from: 'Mailroom Test <test@example.com>',
+      to: 'test@yourdomain.com',
+      subject: 'Test webhook from Mailroom',
+      'message-id': messageId,
+      date: now.toUTCString(),
+    }),
+    attachments_json: JSON.stringify([
+      { filename: 'test.txt', contentType: 'text/plain', size: 12, contentId: null, contentDisposition: 'attachment' },
+    ]),
+    thread_id: null,
+    thread_position: null,
+    received_at: now.toISOString(),
+  };
+}

@@ -1,0 +1,120 @@
+import type { Clock, Logger } from '../core/index.ts';
+import type { Db } from '../db/index.ts';
+import type { DnsLookup } from '../dns/index.ts';
+import { DeliveryService } from './delivery-service.ts';
+import { DeliveryWorker } from './delivery-worker.ts';
+import { createForwarder } from './forwarder.ts';
+import { type AddressGuard, createHttpSender } from './http-sender.ts';
+import { JobRunner } from './job-runner.ts';
+import { notifyChannel, OutboxStore } from './outbox-store.ts';
+import { listenForWakeups, wakeupChannel } from './pg-wakeup.ts';
+import { createRetryPolicy } from './retry-policy.ts';
+import { DeliveryTargets } from './targets.ts';
+
+export interface DeliverySystemOptions {
+  db: Db;
+  /** PostgreSQL adds SKIP LOCKED claims and LISTEN/NOTIFY between processes. */
+  database: { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema?: string };
+  clock: Clock;
+  logger: Logger;
+  dns: DnsLookup;
+  /** The SSRF rule, applied to every address a webhook connects to. */
+  guard: AddressGuard;
+  readRaw(key: string): Promise<Buffer>;
+  settings: {
+    publicUrl: string;
+    version: string;
+    /** Name used in EHLO when forwarding. */
+    hostname: string;
+    relayUrl?: string;
+    mxPort: number;
+    concurrency: number;
+    retryScale: number;
+    leaseMs: number;
+    pollMs: number;
+  };
+}
+
+/**
+ * Delivery as a whole: the worker that runs the outbox in this process, the operations service, and `jobsQueued`,
+ * which whoever commits new jobs calls afterwards to wake the workers here and, on PostgreSQL, in other processes.
+ */
+export function createDeliverySystem(options: DeliverySystemOptions) {
+  const { db, clock, logger, settings } = options;
+  const now = () => clock.now();
+  const store = new OutboxStore(db, options.database.kind);
+  const targets = new DeliveryTargets(db, clock);
+  const http = createHttpSender(options.guard);
+  const forwarder = createForwarder({
+    relayUrl: settings.relayUrl,
+    dns: options.dns,
+    mxPort: settings.mxPort,
+    hostname: settings.hostname,
+    readRaw: options.readRaw,
+  });
+  const userAgent = `Mailroom-Webhook/${settings.version}`;
+  const runner = new JobRunner({
+    db,
+    store,
+    targets,
+    http,
+    forwarder,
+    policy: createRetryPolicy(settings.retryScale),
+    publicUrl: settings.publicUrl,
+    userAgent,
+    readRaw: options.readRaw,
+    now,
+    logger,
+  });
+  const worker = new DeliveryWorker({
+    store,
+    runner,
+    logger,
+    now,
+    settings: {
+      concurrency: settings.concurrency,
+      leaseMs: settings.leaseMs,
+      pollMs: settings.pollMs,
+      drainMs: Math.min(settings.leaseMs, 10_000),
+    },
+  });
+  const pg = options.database.kind === 'postgres' ? options.database : undefined;
+  const channel = wakeupChannel(pg?.schema);
+  let listener: ReturnType<typeof listenForWakeups> | undefined;
+
+  function jobsQueued(): void {
+    worker.wake();
+    if (pg) notifyChannel(db, channel).catch((error) => logger.warn({ err: error }, 'delivery NOTIFY failed'));
+  }
+
+  const service = new DeliveryService({
+    db,
+    clock,
+    targets,
+    http,
+    forwarder,
+    settings: { publicUrl: settings.publicUrl, userAgent },
+    jobsQueued,
+  });
+
+  return {
+    service,
+    worker,
+    jobsQueued,
+    async start(): Promise<void> {
+      if (pg) {
+        listener = listenForWakeups({ url: pg.url, channel, logger, onWake: () => worker.wake() });
+        await listener.ready;
+      }
+      worker.start();
+    },
+    async stop(): Promise<void> {
+      await listener?.close();
+      await worker.stop();
+      http.close();
+      forwarder.close();
+    },
+  };
+}
+
+export type DeliverySystem = ReturnType<typeof createDeliverySystem>;

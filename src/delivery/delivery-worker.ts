@@ -1,0 +1,143 @@
+import { hostname } from 'node:os';
+import type { Logger } from '../core/index.ts';
+import { randomHex } from '../core/index.ts';
+import type { JobRunner } from './job-runner.ts';
+import type { DeliveryJob, OutboxStore } from './outbox-store.ts';
+
+export interface WorkerSettings {
+  concurrency: number;
+  leaseMs: number;
+  pollMs: number;
+  /** How long `stop()` lets attempts in flight finish before handing their jobs back. */
+  drainMs: number;
+}
+
+/**
+ * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as each
+ * finishes. It sleeps until the earliest due job or `pollMs`, whichever is sooner, and `wake()` (called on commit in
+ * this process, and on NOTIFY from others) cuts the sleep short. Leases of jobs in flight are renewed every third of
+ * the lease, so only a dead (or frozen) worker's jobs are ever taken over.
+ */
+export class DeliveryWorker {
+  /** Unique per process start: a restarted process must not inherit its dead predecessor's leases. */
+  readonly owner = `${hostname()}:${process.pid}:${randomHex(4)}`;
+  private readonly store: OutboxStore;
+  private readonly runner: JobRunner;
+  private readonly settings: WorkerSettings;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
+  private readonly inflight = new Map<string, Promise<void>>();
+  private pumping = false;
+  private pumpAgain = false;
+  private stopped = true;
+  private sleepTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(deps: {
+    store: OutboxStore;
+    runner: JobRunner;
+    settings: WorkerSettings;
+    logger: Logger;
+    now: () => Date;
+  }) {
+    this.store = deps.store;
+    this.runner = deps.runner;
+    this.settings = deps.settings;
+    this.logger = deps.logger;
+    this.now = deps.now;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.heartbeat = setInterval(
+      () => {
+        this.store
+          .extendLeases(this.owner, [...this.inflight.keys()], this.now(), this.settings.leaseMs)
+          .catch((error) => this.logger.warn({ err: error }, 'delivery lease renewal failed'));
+      },
+      Math.max(100, Math.floor(this.settings.leaseMs / 3)),
+    );
+    this.heartbeat.unref();
+    this.wake();
+  }
+
+  /** Looks at the outbox now. Calls during a look are folded into one more look right after it. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  get activeJobs(): number {
+    return this.inflight.size;
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    clearTimeout(this.sleepTimer);
+    let sleepMs = this.settings.pollMs;
+    try {
+      let drained = false;
+      do {
+        this.pumpAgain = false;
+        while (!this.stopped && this.inflight.size < this.settings.concurrency) {
+          const wanted = this.settings.concurrency - this.inflight.size;
+          const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
+          for (const job of jobs) this.launch(job);
+          if (jobs.length < wanted) {
+            drained = true;
+            break;
+          }
+        }
+      } while (this.pumpAgain && !this.stopped);
+      if (drained && !this.stopped) {
+        const next = await this.store.nextDueAt();
+        if (next) sleepMs = Math.min(sleepMs, Math.max(0, next.getTime() - this.now().getTime()));
+      }
+    } catch (error) {
+      if (!this.stopped) this.logger.error({ err: error }, 'delivery worker could not claim jobs');
+    } finally {
+      this.pumping = false;
+    }
+    if (this.stopped) return;
+    if (this.pumpAgain) return this.wake();
+    // Finishing jobs wake the worker, so a full worker only needs the timer as a fallback.
+    this.sleepTimer = setTimeout(() => this.wake(), Math.max(1, sleepMs));
+    this.sleepTimer.unref();
+  }
+
+  private launch(job: DeliveryJob): void {
+    const running = this.runner
+      .run(job, this.owner)
+      .catch((error) => this.logger.error({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly'))
+      .finally(() => {
+        this.inflight.delete(job.id);
+        this.wake();
+      });
+    this.inflight.set(job.id, running);
+  }
+
+  /** Stops claiming, lets attempts in flight finish for up to `drainMs`, then hands the rest back. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.sleepTimer);
+    clearInterval(this.heartbeat);
+    while (this.pumping) await new Promise((resolve) => setTimeout(resolve, 5));
+    if (this.inflight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(this.inflight.values()),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, this.settings.drainMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    await this.store.release(this.owner, [...this.inflight.keys()], this.now());
+  }
+}

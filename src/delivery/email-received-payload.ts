@@ -1,0 +1,180 @@
+import sanitizeHtml from 'sanitize-html';
+import type { EmailsTable } from '../db/index.ts';
+
+/** The stored email fields the `email.received` body is built from. */
+export type PayloadEmail = Pick<
+  EmailsTable,
+  | 'id'
+  | 'recipient'
+  | 'message_id'
+  | 'subject'
+  | 'from_json'
+  | 'to_json'
+  | 'cc_json'
+  | 'bcc_json'
+  | 'reply_to_json'
+  | 'sent_date'
+  | 'in_reply_to'
+  | 'references_json'
+  | 'priority'
+  | 'text_body'
+  | 'html_body'
+  | 'headers_json'
+  | 'attachments_json'
+  | 'thread_id'
+  | 'thread_position'
+  | 'received_at'
+>;
+
+export interface PayloadEndpoint {
+  id: string;
+  name: string;
+  type: 'webhook' | 'email' | 'email_group';
+}
+
+export interface StoredAttachment {
+  filename: string | null;
+  contentType: string;
+  size: number;
+  contentId: string | null;
+  contentDisposition: string | null;
+}
+
+/** Receivers and proxies commonly cap bodies at 1 MB; the body is trimmed to stay below. */
+export const MAX_PAYLOAD_BYTES = 1_000_000;
+
+const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img'],
+  allowedAttributes: { ...sanitizeHtml.defaults.allowedAttributes, img: ['src', 'alt', 'width', 'height'] },
+  allowedSchemes: ['http', 'https', 'mailto', 'cid'],
+};
+
+export interface BuiltPayload {
+  /** The exact JSON text that is sent and signed. */
+  body: string;
+  /** The fields emptied to stay under MAX_PAYLOAD_BYTES, in the order they were trimmed. */
+  trimmed: string[];
+}
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** `${publicUrl}/api/e2/attachments/{emailId}/parts/{index}`: the index is the position in parsedData.attachments. */
+export function attachmentDownloadUrl(publicUrl: string, emailId: string, index: number): string {
+  return `${publicUrl}/api/e2/attachments/${encodeURIComponent(emailId)}/parts/${index}`;
+}
+
+/**
+ * The one builder of the `email.received` body, for real deliveries and endpoint tests alike. Attachment bytes are
+ * never inlined: each attachment carries a `downloadUrl` instead. `raw` (the whole MIME text) is included only when
+ * the caller has it and it fits; it is the first thing trimmed, then the header maps, then the sanitized HTML copy,
+ * and last the bodies are cut short.
+ */
+export function buildEmailReceivedPayload(input: {
+  email: PayloadEmail;
+  endpoint: PayloadEndpoint;
+  publicUrl: string;
+  timestamp: Date;
+  raw?: string;
+}): BuiltPayload {
+  const { email, endpoint, publicUrl } = input;
+  const attachments = parseJson<StoredAttachment[]>(email.attachments_json, []).map((attachment, index) => ({
+    filename: attachment.filename,
+    contentType: attachment.contentType,
+    size: attachment.size,
+    contentId: attachment.contentId,
+    contentDisposition: attachment.contentDisposition,
+    downloadUrl: attachmentDownloadUrl(publicUrl, email.id, index),
+  }));
+  const from = parseJson(email.from_json, null);
+  const to = parseJson(email.to_json, null);
+  const headers = parseJson<Record<string, unknown>>(email.headers_json, {});
+  const parsedData: Record<string, unknown> = {
+    messageId: email.message_id,
+    date: email.sent_date,
+    subject: email.subject,
+    from,
+    to,
+    cc: parseJson(email.cc_json, null),
+    bcc: parseJson(email.bcc_json, null),
+    replyTo: parseJson(email.reply_to_json, null),
+    inReplyTo: email.in_reply_to,
+    references: parseJson<string[]>(email.references_json, []),
+    textBody: email.text_body,
+    htmlBody: email.html_body,
+    ...(input.raw !== undefined ? { raw: input.raw } : {}),
+    attachments,
+    headers,
+    priority: email.priority,
+  };
+  const cleanedContent: Record<string, unknown> = {
+    html: email.html_body === null ? null : sanitizeHtml(email.html_body, SANITIZE_OPTIONS),
+    text: email.text_body,
+    hasHtml: Boolean(email.html_body),
+    hasText: Boolean(email.text_body),
+    attachments,
+    headers,
+  };
+  const payload = {
+    event: 'email.received',
+    timestamp: input.timestamp.toISOString(),
+    email: {
+      id: email.id,
+      messageId: email.message_id,
+      from,
+      to,
+      recipient: email.recipient,
+      subject: email.subject,
+      receivedAt: email.received_at,
+      threadId: email.thread_id,
+      threadPosition: email.thread_position,
+      parsedData,
+      cleanedContent,
+    },
+    endpoint: { id: endpoint.id, name: endpoint.name, type: endpoint.type },
+  };
+  return fitUnderLimit(payload, parsedData, cleanedContent);
+}
+
+function fitUnderLimit(
+  payload: object,
+  parsedData: Record<string, unknown>,
+  cleanedContent: Record<string, unknown>,
+): BuiltPayload {
+  const trimmed: string[] = [];
+  let body = JSON.stringify(payload);
+  const steps: Array<[string, () => void]> = [
+    ['parsedData.raw', () => delete parsedData.raw],
+    ['parsedData.headers', () => (parsedData.headers = {})],
+    ['cleanedContent.headers', () => (cleanedContent.headers = {})],
+    ['cleanedContent.html', () => (cleanedContent.html = null)],
+    ['cleanedContent.text', () => (cleanedContent.text = null)],
+  ];
+  for (const [field, trim] of steps) {
+    if (Buffer.byteLength(body) < MAX_PAYLOAD_BYTES) return { body, trimmed };
+    if (field === 'parsedData.raw' && !('raw' in parsedData)) continue;
+    trim();
+    trimmed.push(field);
+    body = JSON.stringify(payload);
+  }
+  for (const field of ['htmlBody', 'textBody'] as const) {
+    const size = Buffer.byteLength(body);
+    if (size < MAX_PAYLOAD_BYTES) return { body, trimmed };
+    const value = parsedData[field];
+    if (typeof value !== 'string') continue;
+    const excess = size - MAX_PAYLOAD_BYTES + 1024;
+    // JSON escaping can make one character several bytes, so cut by the bytes it actually took.
+    const encoded = Buffer.byteLength(JSON.stringify(value));
+    const keep = Math.max(0, Math.floor(value.length * (1 - excess / encoded)));
+    parsedData[field] = value.slice(0, keep);
+    trimmed.push(`parsedData.${field}`);
+    body = JSON.stringify(payload);
+  }
+  return { body, trimmed };
+}

@@ -1,0 +1,138 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+
+/** Says why Mailroom must not connect to an IP address, or undefined when it may. */
+export type AddressGuard = (ip: string) => string | undefined;
+
+export interface HttpPost {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+export interface HttpOutcome {
+  /** Absent when no response arrived (refused, timed out, blocked). */
+  statusCode?: number;
+  headers: IncomingHttpHeaders;
+  /** The first RESPONSE_BODY_CHARS characters. */
+  body: string;
+  durationMs: number;
+  error?: string;
+  /** The URL or its resolved address is not allowed; retrying cannot help. */
+  blocked?: boolean;
+}
+
+export const RESPONSE_BODY_CHARS = 2000;
+/** Bytes read of a response before the rest is discarded. */
+const MAX_READ_BYTES = 64 * 1024;
+
+class BlockedAddress extends Error {}
+
+/**
+ * Posts JSON bodies with keep-alive connections. Redirects are not followed, and the SSRF guard is applied to the
+ * address actually connected to: every address a host name resolves to must pass, so DNS answers cannot steer a
+ * request to a private address between the URL check and the connect.
+ */
+export function createHttpSender(guard: AddressGuard) {
+  const guardedLookup: LookupFunction = (hostname, options, callback) => {
+    dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      for (const { address } of addresses) {
+        const reason = guard(address);
+        if (reason) return callback(new BlockedAddress(`${hostname} resolves to ${address}: ${reason}`), '', 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const [first] = addresses;
+      return callback(null, first!.address, first!.family);
+    });
+  };
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 256, lookup: guardedLookup } as http.AgentOptions),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 256, lookup: guardedLookup } as https.AgentOptions),
+  };
+
+  async function post(request: HttpPost): Promise<HttpOutcome> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return { headers: {}, body: '', durationMs: 0, error: 'Invalid webhook URL', blocked: true };
+    }
+    const agent = agents[url.protocol as keyof typeof agents];
+    if (!agent)
+      return { headers: {}, body: '', durationMs: 0, error: 'Only http and https URLs are allowed', blocked: true };
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal)) {
+      const reason = guard(literal);
+      if (reason) return { headers: {}, body: '', durationMs: 0, error: `${literal}: ${reason}`, blocked: true };
+    }
+
+    return new Promise<HttpOutcome>((resolve) => {
+      let settled = false;
+      const finish = (outcome: Omit<HttpOutcome, 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...outcome, durationMs: elapsed() });
+      };
+      const req = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'POST',
+        agent,
+        headers: { ...request.headers, 'Content-Length': String(Buffer.byteLength(request.body)) },
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        finish({ headers: {}, body: '', error: `Request timeout after ${request.timeoutMs / 1000}s` });
+      }, request.timeoutMs);
+      req.on('error', (error) => {
+        const blocked = error instanceof BlockedAddress;
+        finish({ headers: {}, body: '', error: blocked ? error.message : describeNetworkError(error), blocked });
+      });
+      req.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        let read = 0;
+        const done = () =>
+          finish({
+            statusCode: response.statusCode,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_CHARS),
+          });
+        response.on('data', (chunk: Buffer) => {
+          if (read >= MAX_READ_BYTES) return;
+          chunks.push(chunk);
+          read += chunk.length;
+          if (read >= MAX_READ_BYTES) {
+            done();
+            response.destroy();
+          }
+        });
+        response.on('end', done);
+        response.on('error', done);
+        response.on('aborted', done);
+      });
+      req.end(request.body);
+    });
+  }
+
+  return {
+    post,
+    close() {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}
+
+export type HttpSender = ReturnType<typeof createHttpSender>;
+
+function describeNetworkError(error: NodeJS.ErrnoException): string {
+  if (error.code === 'ECONNREFUSED')
+    return `Connection refused (${error.message.replace(/^connect ECONNREFUSED /, '')})`;
+  if (error.code === 'ENOTFOUND') return `Host not found (${error.message.replace(/^getaddrinfo ENOTFOUND /, '')})`;
+  return error.message || String(error.code ?? 'Network error');
+}

@@ -1,0 +1,11 @@
+export type { DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
+export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
+export {
+  attachmentDownloadUrl,
+  buildEmailReceivedPayload,
+  MAX_PAYLOAD_BYTES,
+  type PayloadEmail,
+} from './email-received-payload.ts';
+export type { AddressGuard } from './http-sender.ts';
+export { RETRY_SCHEDULE_SECONDS } from './retry-policy.ts';
+export { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';

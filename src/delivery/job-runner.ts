@@ -1,0 +1,168 @@
+import type { Logger } from '../core/index.ts';
+import type { Db, EmailsTable } from '../db/index.ts';
+import type { ForwardEmail, Forwarder } from './forwarder.ts';
+import type { HttpSender } from './http-sender.ts';
+import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
+import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
+import type { DeliveryTargets, ForwardTarget, WebhookTarget } from './targets.ts';
+import { buildWebhookRequest } from './webhook-request.ts';
+
+/** Raw MIME up to this size rides along as `parsedData.raw` when the message has no attachments. */
+const MAX_INLINE_RAW_BYTES = 256 * 1024;
+
+export interface JobRunnerDeps {
+  db: Db;
+  store: OutboxStore;
+  targets: DeliveryTargets;
+  http: HttpSender;
+  forwarder: Forwarder;
+  policy: RetryPolicy;
+  publicUrl: string;
+  userAgent: string;
+  readRaw(key: string): Promise<Buffer>;
+  now(): Date;
+  logger: Logger;
+}
+
+/** Runs one claimed job: one attempt, recorded, then success, failure or the next due time. */
+export class JobRunner {
+  private readonly deps: JobRunnerDeps;
+
+  constructor(deps: JobRunnerDeps) {
+    this.deps = deps;
+  }
+
+  async run(job: DeliveryJob, owner: string): Promise<void> {
+    const { store, targets, db } = this.deps;
+    const [email, target] = await Promise.all([
+      db.selectFrom('emails').selectAll().where('id', '=', job.email_id).executeTakeFirst(),
+      targets.load(job),
+    ]);
+    if (!email) return store.abandon(job, owner, 'Email not found', this.deps.now());
+    if (!target) return store.abandon(job, owner, 'Endpoint not found', this.deps.now());
+    if (!target.isActive) return store.abandon(job, owner, 'Endpoint is inactive', this.deps.now());
+    if (target.kind === 'webhook') return this.runWebhook(job, owner, email, target);
+    return this.runForward(job, owner, email, target);
+  }
+
+  /** Whether the attempt being recorded leaves room for another under the target's `retryAttempts`. */
+  private retryOrFail(
+    job: DeliveryJob,
+    retryAttempts: number,
+    startedAt: Date,
+    durationMs: number,
+    retryAfterMs?: number,
+  ): AttemptResult {
+    const attemptInRound = job.attempts + 1 - Number(job.round_start_attempt ?? 0);
+    if (attemptInRound > retryAttempts) return { status: 'failed' };
+    const delay = this.deps.policy.delayAfter(attemptInRound, retryAfterMs);
+    return { status: 'retry', at: new Date(startedAt.getTime() + durationMs + delay) };
+  }
+
+  private async runWebhook(job: DeliveryJob, owner: string, email: EmailsTable, target: WebhookTarget): Promise<void> {
+    const startedAt = this.deps.now();
+    const raw = await this.inlineRaw(email);
+    const request = buildWebhookRequest({
+      target,
+      email,
+      webhookId: job.id,
+      timestamp: startedAt,
+      publicUrl: this.deps.publicUrl,
+      userAgent: this.deps.userAgent,
+      raw,
+    });
+    const outcome = await this.deps.http.post(request);
+    const status = outcome.statusCode;
+    const success = status !== undefined && status >= 200 && status < 300;
+    const attempt: AttemptRecord = {
+      startedAt,
+      durationMs: outcome.durationMs,
+      success,
+      statusCode: status ?? null,
+      responseBody: status === undefined ? null : outcome.body,
+      error: outcome.error ?? (success ? null : `HTTP ${status}`),
+      url: request.url,
+      recipients: null,
+      details: { payloadSize: Buffer.byteLength(request.body), strippedFields: request.trimmed },
+    };
+    let result: AttemptResult;
+    if (success) result = { status: 'success' };
+    else if (outcome.blocked) result = { status: 'failed' };
+    else if (status === 410) {
+      result = { status: 'failed' };
+      await this.deps.targets.deactivate(
+        target,
+        `Deactivated at ${startedAt.toISOString()}: ${request.url} answered 410 Gone`,
+      );
+    } else {
+      const retryAfter =
+        status === 429 || status === 503
+          ? parseRetryAfter(headerText(outcome.headers['retry-after']), startedAt)
+          : undefined;
+      result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
+    }
+    await this.deps.store.finishAttempt(job, owner, attempt, result);
+  }
+
+  private async runForward(job: DeliveryJob, owner: string, email: EmailsTable, target: ForwardTarget): Promise<void> {
+    const startedAt = this.deps.now();
+    const started = performance.now();
+    const previous = job.attempts > 0 ? await this.deps.store.lastRecipients(job.id) : null;
+    const alreadySent = new Set(
+      (previous ?? []).filter((r) => r.status === 'sent' || r.status === 'skipped').map((r) => r.address.toLowerCase()),
+    );
+    let forwarded: Awaited<ReturnType<Forwarder['forward']>>;
+    try {
+      forwarded = await this.deps.forwarder.forward(email as ForwardEmail, target, alreadySent);
+    } catch (error) {
+      forwarded = {
+        recipients: target.recipients.map((address) => ({
+          address,
+          status: alreadySent.has(address.toLowerCase()) ? 'skipped' : 'failed',
+          error: (error as Error).message,
+          temporary: true,
+        })),
+      };
+    }
+    const durationMs = Math.round(performance.now() - started);
+    const failed = forwarded.recipients.filter((r) => r.status === 'failed');
+    const success = !forwarded.refused && failed.length === 0 && forwarded.recipients.length > 0;
+    const sent = forwarded.recipients.filter((r) => r.status === 'sent');
+    const attempt: AttemptRecord = {
+      startedAt,
+      durationMs,
+      success,
+      statusCode: success ? 250 : null,
+      responseBody:
+        sent
+          .map((r) => `${r.address}: ${r.response}`)
+          .join('\n')
+          .slice(0, 2000) || null,
+      error:
+        forwarded.refused ??
+        (failed.map((r) => `${r.address}: ${r.error}`).join('; ') ||
+          (forwarded.recipients.length === 0 ? 'No recipients configured' : null)),
+      url: null,
+      recipients: forwarded.recipients.map(({ temporary: _temporary, ...r }) => r),
+    };
+    let result: AttemptResult;
+    if (success) result = { status: 'success' };
+    else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
+    else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
+    await this.deps.store.finishAttempt(job, owner, attempt, result);
+  }
+
+  private async inlineRaw(email: EmailsTable): Promise<string | undefined> {
+    if (email.attachment_count > 0 || email.raw_size > MAX_INLINE_RAW_BYTES) return undefined;
+    try {
+      return (await this.deps.readRaw(email.raw_blob_key)).toString('utf8');
+    } catch (error) {
+      this.deps.logger.warn({ err: error, emailId: email.id }, 'raw message unavailable for webhook payload');
+      return undefined;
+    }
+  }
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,195 @@
+import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
+import { newId } from '../core/index.ts';
+import type { Db, DeliveriesTable, DeliveryStatus } from '../db/index.ts';
+
+export type DeliveryJob = Selectable<DeliveriesTable>;
+
+/** What one attempt did, as the log and the delivery row record it. */
+export interface AttemptRecord {
+  startedAt: Date;
+  durationMs: number;
+  success: boolean;
+  statusCode: number | null;
+  responseBody: string | null;
+  error: string | null;
+  url: string | null;
+  /** Forward recipients and each one's outcome. */
+  recipients: Array<{
+    address: string;
+    status: 'sent' | 'failed' | 'skipped';
+    response?: string;
+    error?: string;
+  }> | null;
+  /** Extra members for the delivery's `response_data` (e.g. what was trimmed from the body). */
+  details?: Record<string, unknown>;
+}
+
+/** What happens to the job after an attempt. */
+export type AttemptResult = { status: 'success' } | { status: 'failed' } | { status: 'retry'; at: Date };
+
+/**
+ * The outbox tables. Every change to a claimed job is fenced by `lease_owner`, so a worker whose lease was taken over
+ * (it stalled past the lease) cannot overwrite the new owner's state.
+ */
+export class OutboxStore {
+  private readonly db: Db;
+  private readonly postgres: boolean;
+
+  constructor(db: Db, kind: 'sqlite' | 'postgres') {
+    this.db = db;
+    this.postgres = kind === 'postgres';
+  }
+
+  /**
+   * Claims up to `limit` due jobs: pending ones whose time has come, and processing ones whose lease ran out (their
+   * worker died). While leased, `next_attempt_at` holds the lease expiry, so one index range finds both. PostgreSQL
+   * skips rows another process is claiming; SQLite has one writer, so the statement is atomic on its own.
+   */
+  async claim(owner: string, limit: number, now: Date, leaseMs: number): Promise<DeliveryJob[]> {
+    const nowIso = now.toISOString();
+    const until = new Date(now.getTime() + leaseMs).toISOString();
+    let due = this.db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('status', 'in', ['pending', 'processing'])
+      .where('next_attempt_at', '<=', nowIso)
+      .orderBy('next_attempt_at')
+      .limit(limit);
+    if (this.postgres) due = due.forUpdate().skipLocked();
+    return this.db
+      .with('due', () => due)
+      .updateTable('deliveries')
+      .set({
+        status: 'processing',
+        lease_owner: owner,
+        lease_expires_at: until,
+        next_attempt_at: until,
+        updated_at: nowIso,
+      })
+      .where('id', 'in', (eb) => eb.selectFrom('due').select('id'))
+      .returningAll()
+      .execute();
+  }
+
+  /** Pushes the leases of jobs still in flight forward. */
+  async extendLeases(owner: string, ids: string[], now: Date, leaseMs: number): Promise<void> {
+    if (ids.length === 0) return;
+    const until = new Date(now.getTime() + leaseMs).toISOString();
+    await this.db
+      .updateTable('deliveries')
+      .set({ lease_expires_at: until, next_attempt_at: until })
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'processing')
+      .where('id', 'in', ids)
+      .execute();
+  }
+
+  /** Gives unfinished jobs back (graceful shutdown), due at once for whichever worker comes next. */
+  async release(owner: string, ids: string[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('deliveries')
+      .set({ status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now.toISOString() })
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'processing')
+      .where('id', 'in', ids)
+      .execute();
+  }
+
+  /** The earliest time any job becomes due, or undefined when the outbox is idle. */
+  async nextDueAt(): Promise<Date | undefined> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.min('next_attempt_at').as('next'))
+      .where('status', 'in', ['pending', 'processing'])
+      .executeTakeFirst();
+    return row?.next ? new Date(row.next) : undefined;
+  }
+
+  /** Records the attempt and moves the job on, in one transaction. */
+  async finishAttempt(job: DeliveryJob, owner: string, attempt: AttemptRecord, result: AttemptResult): Promise<void> {
+    const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
+    const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
+    const responseData = {
+      responseCode: attempt.statusCode,
+      responseBody: attempt.responseBody,
+      deliveryTime: attempt.durationMs,
+      url: attempt.url,
+      error: attempt.error,
+      ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
+      deliveredAt: result.status === 'success' ? now : null,
+      ...attempt.details,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('deliveries')
+        .set((eb) => ({
+          status,
+          attempts: eb('attempts', '+', 1),
+          next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
+          lease_owner: null,
+          lease_expires_at: null,
+          last_attempt_at: attempt.startedAt.toISOString(),
+          last_status_code: attempt.statusCode,
+          last_error: attempt.error,
+          response_data: JSON.stringify(responseData),
+          updated_at: now,
+        }))
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .returning('attempts')
+        .executeTakeFirst();
+      await trx
+        .insertInto('delivery_attempts')
+        .values({
+          id: newId('dla'),
+          delivery_id: job.id,
+          attempt: updated ? Number(updated.attempts) : job.attempts + 1,
+          started_at: attempt.startedAt.toISOString(),
+          duration_ms: attempt.durationMs,
+          success: attempt.success ? 1 : 0,
+          status_code: attempt.statusCode,
+          response_body: attempt.responseBody,
+          error: attempt.error,
+          url: attempt.url,
+          recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
+        })
+        .execute();
+    });
+  }
+
+  /** Ends a job without an attempt (its target is gone or switched off). */
+  async abandon(job: DeliveryJob, owner: string, reason: string, now: Date): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({
+        status: 'failed',
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        last_error: reason,
+        updated_at: now.toISOString(),
+      })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
+  /** The recipient outcomes of the job's latest attempt, so a group retry skips those already sent. */
+  async lastRecipients(deliveryId: string): Promise<AttemptRecord['recipients']> {
+    const row = await this.db
+      .selectFrom('delivery_attempts')
+      .select('recipients')
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('attempt', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.recipients ? JSON.parse(row.recipients) : null;
+  }
+}
+
+/** `pg_notify` wakes listening workers in other processes once the caller's transaction has committed. */
+export async function notifyChannel(db: Db, channel: string): Promise<void> {
+  await sql`select pg_notify(${channel}, '')`.execute(db);
+}

@@ -1,0 +1,174 @@
+import type { Clock } from '../core/index.ts';
+import { randomHex } from '../core/index.ts';
+import type { Db, DeliveriesTable } from '../db/index.ts';
+import { fromFlag } from '../db/index.ts';
+
+const DEFAULT_TIMEOUT_SECONDS = 30;
+const DEFAULT_RETRY_ATTEMPTS = 3;
+
+interface TargetBase {
+  id: string;
+  accountId: string;
+  name: string;
+  isActive: boolean;
+  retryAttempts: number;
+}
+
+export interface WebhookTarget extends TargetBase {
+  kind: 'webhook';
+  /** A legacy `webhooks` row rather than an endpoint of type webhook. */
+  legacy: boolean;
+  url: string;
+  secret?: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  verificationToken: string;
+}
+
+export interface ForwardTarget extends TargetBase {
+  kind: 'forward';
+  endpointType: 'email' | 'email_group';
+  recipients: string[];
+  includeAttachments: boolean;
+  subjectPrefix?: string;
+  fromAddress?: string;
+  senderName?: string;
+}
+
+export type DeliveryTarget = WebhookTarget | ForwardTarget;
+
+function stringMap(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => [k, String(v)]),
+  );
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+/**
+ * Reads the endpoint or legacy webhook a delivery job points at, in the form the senders need. Endpoint configs are
+ * the spec's table (webhook url/secret/headers/timeout/retryAttempts + verificationToken; email forwardTo; email_group
+ * emails). An endpoint created before it had a verification token gets one on its first delivery, as Inbound does.
+ */
+export class DeliveryTargets {
+  private readonly db: Db;
+  private readonly clock: Clock;
+
+  constructor(db: Db, clock: Clock) {
+    this.db = db;
+    this.clock = clock;
+  }
+
+  async load(
+    job: Pick<DeliveriesTable, 'account_id' | 'target_type' | 'target_id'>,
+  ): Promise<DeliveryTarget | undefined> {
+    return job.target_type === 'webhook'
+      ? this.loadLegacyWebhook(job.account_id, job.target_id)
+      : this.loadEndpoint(job.account_id, job.target_id);
+  }
+
+  async loadEndpoint(accountId: string, id: string): Promise<DeliveryTarget | undefined> {
+    const row = await this.db
+      .selectFrom('endpoints')
+      .select(['id', 'account_id', 'name', 'type', 'config', 'is_active'])
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const config = JSON.parse(row.config) as Record<string, unknown>;
+    const base = {
+      id: row.id,
+      accountId: row.account_id,
+      name: row.name,
+      isActive: fromFlag(row.is_active),
+      retryAttempts: numberOr(config.retryAttempts, DEFAULT_RETRY_ATTEMPTS),
+    };
+    if (row.type === 'webhook') {
+      return {
+        ...base,
+        kind: 'webhook',
+        legacy: false,
+        url: String(config.url ?? ''),
+        secret: optionalString(config.secret),
+        headers: stringMap(config.headers),
+        timeoutMs: numberOr(config.timeout, DEFAULT_TIMEOUT_SECONDS) * 1000,
+        verificationToken: await this.endpointToken(row.id, config),
+      };
+    }
+    const recipients =
+      row.type === 'email'
+        ? [optionalString(config.forwardTo) ?? optionalString(config.email)].filter((a): a is string => Boolean(a))
+        : Array.isArray(config.emails)
+          ? config.emails.filter((a): a is string => typeof a === 'string')
+          : [];
+    return {
+      ...base,
+      kind: 'forward',
+      endpointType: row.type,
+      recipients,
+      includeAttachments: config.includeAttachments !== false,
+      subjectPrefix: optionalString(config.subjectPrefix),
+      fromAddress: optionalString(config.fromAddress),
+      senderName: optionalString(config.senderName),
+    };
+  }
+
+  private async loadLegacyWebhook(accountId: string, id: string): Promise<WebhookTarget | undefined> {
+    const row = await this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      kind: 'webhook',
+      legacy: true,
+      id: row.id,
+      accountId: row.account_id,
+      name: row.name,
+      isActive: fromFlag(row.is_active),
+      retryAttempts: row.retry_attempts,
+      url: row.url,
+      secret: row.secret ?? undefined,
+      headers: row.headers ? stringMap(JSON.parse(row.headers)) : {},
+      timeoutMs: row.timeout * 1000,
+      verificationToken: row.verification_token,
+    };
+  }
+
+  private async endpointToken(id: string, config: Record<string, unknown>): Promise<string> {
+    const existing = optionalString(config.verificationToken);
+    if (existing) return existing;
+    const token = randomHex(32);
+    await this.db
+      .updateTable('endpoints')
+      .set({
+        config: JSON.stringify({ ...config, verificationToken: token }),
+        updated_at: this.clock.now().toISOString(),
+      })
+      .where('id', '=', id)
+      .execute();
+    return token;
+  }
+
+  /** Turns a target off for good (410 Gone), keeping the reason visible on it. */
+  async deactivate(target: DeliveryTarget, reason: string): Promise<void> {
+    const now = this.clock.now().toISOString();
+    const table = target.kind === 'webhook' && target.legacy ? 'webhooks' : 'endpoints';
+    await this.db
+      .updateTable(table)
+      .set({ is_active: 0, deactivated_reason: reason, updated_at: now })
+      .where('id', '=', target.id)
+      .execute();
+  }
+}

@@ -1,0 +1,59 @@
+import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
+import type { HttpPost } from './http-sender.ts';
+import { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
+import type { WebhookTarget } from './targets.ts';
+
+export interface WebhookRequestInput {
+  target: WebhookTarget;
+  email: PayloadEmail;
+  /** Standard Webhooks `webhook-id`: the delivery id, stable across retries so receivers can dedupe. */
+  webhookId: string;
+  timestamp: Date;
+  publicUrl: string;
+  userAgent: string;
+  raw?: string;
+  /** Sends to this URL instead of the target's (endpoint tests). */
+  url?: string;
+}
+
+/** Header names Mailroom computes per request; custom headers cannot replace them, or signatures would not verify. */
+const SIGNING_HEADERS = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type']);
+
+/**
+ * The complete `email.received` request for one target: the spec's body and headers, the endpoint's custom headers
+ * (which may override the informational built-ins, as in Inbound), and Standard Webhooks signing when there is a secret.
+ */
+export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { trimmed: string[] } {
+  const { target, email, timestamp } = input;
+  const { body, trimmed } = buildEmailReceivedPayload({
+    email,
+    endpoint: { id: target.id, name: target.name, type: 'webhook' },
+    publicUrl: input.publicUrl,
+    timestamp,
+    raw: input.raw,
+  });
+  const headers: Record<string, string> = {
+    'user-agent': input.userAgent,
+    'x-webhook-event': 'email.received',
+    'x-endpoint-id': target.id,
+    'x-webhook-timestamp': timestamp.toISOString(),
+    'x-email-id': email.id,
+    'x-message-id': email.message_id ?? '',
+    'x-webhook-verification-token': target.verificationToken,
+  };
+  if (target.legacy) {
+    headers['x-webhook-id'] = input.webhookId;
+    if (target.secret) headers['x-webhook-signature'] = legacyWebhookSignature(target.secret, body);
+  }
+  for (const [name, value] of Object.entries(target.headers)) {
+    const key = name.toLowerCase();
+    if (!SIGNING_HEADERS.has(key)) headers[key] = value;
+  }
+  const seconds = Math.floor(timestamp.getTime() / 1000);
+  headers['content-type'] = 'application/json';
+  headers['webhook-id'] = input.webhookId;
+  headers['webhook-timestamp'] = String(seconds);
+  if (target.secret)
+    headers['webhook-signature'] = standardWebhookSignature(target.secret, input.webhookId, seconds, body);
+  return { url: input.url ?? target.url, headers, body, timeoutMs: target.timeoutMs, trimmed };
+}

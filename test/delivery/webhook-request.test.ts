@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { createHttpSender } from '../../src/delivery/http-sender.ts';
+import {
+  buildEmailReceivedPayload,
+  MAX_PAYLOAD_BYTES,
+  type PayloadEmail,
+  RETRY_SCHEDULE_SECONDS,
+} from '../../src/delivery/index.ts';
+import { createRetryPolicy, parseRetryAfter } from '../../src/delivery/retry-policy.ts';
+import type { WebhookTarget } from '../../src/delivery/targets.ts';
+import { buildWebhookRequest } from '../../src/delivery/webhook-request.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+
+const email: PayloadEmail = {
+  id: 'email_01',
+  recipient: 'support@acme.test',
+  message_id: '<m1@sender.test>',
+  subject: 'Invoice',
+  from_json: JSON.stringify({
+    text: 'Ann <ann@sender.test>',
+    addresses: [{ name: 'Ann', address: 'ann@sender.test' }],
+  }),
+  to_json: JSON.stringify({ text: 'support@acme.test', addresses: [{ name: '', address: 'support@acme.test' }] }),
+  cc_json: null,
+  bcc_json: null,
+  reply_to_json: null,
+  sent_date: '2026-11-22T01:00:00.000Z',
+  in_reply_to: null,
+  references_json: '[]',
+  priority: null,
+  text_body: 'Hello',
+  html_body: '<p>Hello<script>alert(1)</script></p>',
+  headers_json: JSON.stringify({ subject: 'Invoice' }),
+  attachments_json: JSON.stringify([
+    { filename: 'a.pdf', contentType: 'application/pdf', size: 3, contentId: null, contentDisposition: 'attachment' },
+    { filename: 'b.png', contentType: 'image/png', size: 4, contentId: 'img1', contentDisposition: 'inline' },
+  ]),
+  thread_id: 'thr_1',
+  thread_position: 1,
+  received_at: '2026-11-22T01:00:01.000Z',
+};
+
+function target(overrides: Partial<WebhookTarget> = {}): WebhookTarget {
+  return {
+    kind: 'webhook',
+    legacy: false,
+    id: 'endp_1',
+    accountId: 'acc_1',
+    name: 'Hook',
+    isActive: true,
+    retryAttempts: 3,
+    url: 'http://127.0.0.1:1/hook',
+    headers: {},
+    timeoutMs: 30_000,
+    verificationToken: 'tok',
+    ...overrides,
+  };
+}
+
+const timestamp = new Date();
+
+function request(overrides: Partial<WebhookTarget> = {}) {
+  return buildWebhookRequest({
+    target: target(overrides),
+    email,
+    webhookId: 'dlv_1',
+    timestamp,
+    publicUrl: 'https://mail.example.test',
+    userAgent: 'Mailroom-Webhook/0.1.0',
+  });
+}
+
+describe('Standard Webhooks signing', () => {
+  test('a whsec_ secret is used as its base64-decoded key and verifies with the standardwebhooks package', () => {
+    const secret = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
+    const built = request({ secret });
+    const verified = new Webhook(secret).verify(built.body, built.headers) as { email: { id: string } };
+    assert.equal(verified.email.id, 'email_01');
+    assert.equal(built.headers['webhook-id'], 'dlv_1');
+    assert.equal(built.headers['webhook-timestamp'], String(Math.floor(timestamp.getTime() / 1000)));
+    assert.match(built.headers['webhook-signature']!, /^v1,[A-Za-z0-9+/]+=*$/);
+  });
+
+  test('any other secret is used as its UTF-8 bytes: verify with format raw', () => {
+    const secret = 'plain secret ünïcode';
+    const built = request({ secret });
+    const verified = new Webhook(new TextEncoder().encode(secret), { format: 'raw' }).verify(built.body, built.headers);
+    assert.ok(verified);
+    assert.throws(() => new Webhook(Buffer.from('other').toString('base64')).verify(built.body, built.headers));
+  });
+
+  test('no secret: no webhook-signature, but webhook-id and webhook-timestamp are still sent', () => {
+    const built = request();
+    assert.equal(built.headers['webhook-signature'], undefined);
+    assert.equal(built.headers['webhook-id'], 'dlv_1');
+  });
+
+  test('legacy webhooks also carry X-Webhook-Signature: sha256=<hex HMAC of the body> and X-Webhook-ID', () => {
+    const built = request({ legacy: true, secret: 'legacy-secret' });
+    const expected = createHmac('sha256', 'legacy-secret').update(built.body).digest('hex');
+    assert.equal(built.headers['x-webhook-signature'], `sha256=${expected}`);
+    assert.equal(built.headers['x-webhook-id'], 'dlv_1');
+  });
+
+  test('custom headers are sent and may override informational headers, but never the signing headers', () => {
+    const secret = 'whsec_MDEyMzQ1Njc4OWFiY2RlZg==';
+    const built = request({ secret, headers: { 'X-Custom': 'yes', 'User-Agent': 'mine', 'webhook-id': 'forged' } });
+    assert.equal(built.headers['x-custom'], 'yes');
+    assert.equal(built.headers['user-agent'], 'mine');
+    assert.equal(built.headers['webhook-id'], 'dlv_1');
+    assert.ok(new Webhook(secret).verify(built.body, built.headers));
+  });
+});
+
+describe('email.received body', () => {
+  test('spec headers and body fields; downloadUrl is PUBLIC_URL/api/e2/attachments/{emailId}/parts/{index}', () => {
+    const built = request();
+    assert.deepEqual(Object.fromEntries(Object.entries(built.headers).filter(([name]) => name.startsWith('x-'))), {
+      'x-webhook-event': 'email.received',
+      'x-endpoint-id': 'endp_1',
+      'x-webhook-timestamp': timestamp.toISOString(),
+      'x-email-id': 'email_01',
+      'x-message-id': '<m1@sender.test>',
+      'x-webhook-verification-token': 'tok',
+    });
+    const body = JSON.parse(built.body);
+    assert.equal(body.event, 'email.received');
+    assert.equal(body.timestamp, timestamp.toISOString());
+    assert.deepEqual(body.endpoint, { id: 'endp_1', name: 'Hook', type: 'webhook' });
+    assert.deepEqual(
+      body.email.parsedData.attachments.map((a: { downloadUrl: string }) => a.downloadUrl),
+      [
+        'https://mail.example.test/api/e2/attachments/email_01/parts/0',
+        'https://mail.example.test/api/e2/attachments/email_01/parts/1',
+      ],
+    );
+    assert.equal(body.email.cleanedContent.html, '<p>Hello</p>');
+    assert.equal(body.email.threadId, 'thr_1');
+  });
+
+  test('a body over 1 MB drops raw, then header maps, then the HTML copy, then cuts the bodies', () => {
+    const big = 'x'.repeat(700_000);
+    const built = buildEmailReceivedPayload({
+      email: { ...email, text_body: big, html_body: big },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      publicUrl: 'https://mail.example.test',
+      timestamp,
+      raw: big,
+    });
+    assert.ok(Buffer.byteLength(built.body) < MAX_PAYLOAD_BYTES);
+    assert.deepEqual(built.trimmed, [
+      'parsedData.raw',
+      'parsedData.headers',
+      'cleanedContent.headers',
+      'cleanedContent.html',
+      'cleanedContent.text',
+      'parsedData.htmlBody',
+    ]);
+    const body = JSON.parse(built.body);
+    assert.equal(body.email.parsedData.textBody, big);
+    assert.equal(body.email.parsedData.raw, undefined);
+  });
+});
+
+describe('retry schedule', () => {
+  test('documented schedule, +-20% jitter, scaled by DELIVERY_RETRY_SCALE; Retry-After is taken as given', () => {
+    assert.deepEqual(RETRY_SCHEDULE_SECONDS.slice(0, 5), [5, 300, 1800, 7200, 18000]);
+    const low = createRetryPolicy(1, () => 0);
+    const high = createRetryPolicy(1, () => 1);
+    assert.equal(low.delayAfter(1), 4000);
+    assert.equal(high.delayAfter(1), 6000);
+    assert.equal(low.delayAfter(2), 240_000);
+    assert.equal(createRetryPolicy(0.001, () => 0.5).delayAfter(3), 1800);
+    assert.equal(createRetryPolicy(0.001, () => 0.5).delayAfter(99), 86_400);
+    assert.equal(createRetryPolicy(0.001).delayAfter(1, 2000), 2000);
+    assert.equal(parseRetryAfter('7', timestamp), 7000);
+    assert.equal(parseRetryAfter(new Date(timestamp.getTime() + 3000).toUTCString(), timestamp)! <= 3000, true);
+    assert.equal(parseRetryAfter('soon', timestamp), undefined);
+  });
+});
+
+describe('HTTP sending', () => {
+  let receiver: WebhookReceiver;
+  const open = createHttpSender(() => undefined);
+  const guarded = createHttpSender((ip) => (ip.startsWith('127.') ? 'loopback addresses are not allowed' : undefined));
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+  });
+  after(async () => {
+    open.close();
+    guarded.close();
+    await receiver.close();
+  });
+  beforeEach(() => receiver.clear());
+
+  const post = (url: string, timeoutMs = 5000) => ({
+    url,
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+    timeoutMs,
+  });
+
+  test('redirects are not followed: a 302 is the outcome', async () => {
+    receiver.answer({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
+    const outcome = await open.post(post(receiver.url));
+    assert.equal(outcome.statusCode, 302);
+    assert.equal(receiver.requests.length, 1);
+  });
+
+  test('the response body is kept to its first 2,000 characters', async () => {
+    receiver.answer({ status: 500, body: 'e'.repeat(5000) });
+    const outcome = await open.post(post(receiver.url));
+    assert.equal(outcome.body, 'e'.repeat(2000));
+  });
+
+  test('a receiver that never answers times out with the reference message', async () => {
+    receiver.answer('hang');
+    const outcome = await open.post(post(receiver.url, 300));
+    assert.equal(outcome.statusCode, undefined);
+    assert.equal(outcome.error, 'Request timeout after 0.3s');
+  });
+
+  test('the SSRF guard applies to the resolved address of a host name, not only to IP literals', async () => {
+    const byName = await guarded.post(post(`http://localhost:${receiver.port}/hook`));
+    assert.equal(byName.blocked, true);
+    assert.match(byName.error!, /^localhost resolves to 127\.0\.0\.1: loopback addresses are not allowed$/);
+    const literal = await guarded.post(post(receiver.url));
+    assert.equal(literal.blocked, true);
+    assert.equal(receiver.requests.length, 0);
+  });
+});
