@@ -1,6 +1,7 @@
+import type { Selectable } from 'kysely';
 import type { Clock } from '../core/index.ts';
 import { Invalid, NotFound, newId } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
@@ -18,6 +19,8 @@ export interface EndpointTestResult {
   webhookFormat: 'inbound';
   urlTested?: string;
 }
+
+export type DeliveryRecord = Selectable<DeliveriesTable> & { attempt_log: Array<Selectable<DeliveryAttemptsTable>> };
 
 export interface ReplayQuery {
   endpointId?: string;
@@ -183,6 +186,46 @@ export class DeliveryService {
     let replayed = 0;
     for (let i = 0; i < ids.length; i += 500) replayed += await this.requeue(ids.slice(i, i + 500));
     return { replayed, deliveryIds: ids };
+  }
+
+  /** One delivery of the account with its full attempt log, oldest attempt first. */
+  async getDelivery(accountId: string, id: string): Promise<DeliveryRecord> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) throw new NotFound('Delivery not found');
+    const attempts = await this.db
+      .selectFrom('delivery_attempts')
+      .selectAll()
+      .where('delivery_id', '=', id)
+      .orderBy('attempt')
+      .execute();
+    return { ...row, attempt_log: attempts };
+  }
+
+  /** The account's deliveries, newest first, filtered by endpoint, email and status. */
+  async listDeliveries(
+    accountId: string,
+    query: { endpointId?: string; emailId?: string; status?: DeliveryStatus; limit: number; offset: number },
+  ): Promise<{ deliveries: Array<Selectable<DeliveriesTable>>; total: number }> {
+    let select = this.db.selectFrom('deliveries').where('account_id', '=', accountId);
+    if (query.endpointId) select = select.where('target_id', '=', query.endpointId);
+    if (query.emailId) select = select.where('email_id', '=', query.emailId);
+    if (query.status) select = select.where('status', '=', query.status);
+    const [rows, count] = await Promise.all([
+      select
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(query.limit)
+        .offset(query.offset)
+        .execute(),
+      select.select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
+    ]);
+    return { deliveries: rows, total: Number(count.total) };
   }
 
   /** Sends a synthetic `email.received` (built by the same builder as real ones) and reports what the target said. */

@@ -113,7 +113,11 @@ export class DeliveryWorker {
   private launch(job: DeliveryJob): void {
     const running = this.runner
       .run(job, this.owner)
-      .catch((error) => this.logger.error({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly'))
+      .catch((error) => {
+        // After stop() the job was handed back and the database may be closing: the next owner retries it.
+        const log = this.stopped ? this.logger.warn.bind(this.logger) : this.logger.error.bind(this.logger);
+        log({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly');
+      })
       .finally(() => {
         this.inflight.delete(job.id);
         this.wake();

@@ -1,4 +1,4 @@
-export type { DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
+export type { DeliveryRecord, DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
 export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
 export {
   attachmentDownloadUrl,
