@@ -1,0 +1,158 @@
+import { Type } from 'typebox';
+import type { AddressList, EmailSummary, StoredEmail, ValidatedReply } from '../../mail/index.ts';
+import { DateTime, Nullable } from '../schemas.ts';
+import { presentAttachments, REPLY_PLACEHOLDER_MESSAGE, sanitizeEmailHtml, subjectOf } from './mail.ts';
+
+/** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
+
+export const E2EmailItemSchema = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('received'),
+  message_id: Nullable(Type.String()),
+  from: Type.String(),
+  from_name: Nullable(Type.String()),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  subject: Type.String(),
+  preview: Type.String(),
+  status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
+  created_at: DateTime,
+  sent_at: Type.Null(),
+  scheduled_at: Type.Null(),
+  has_attachments: Type.Boolean(),
+  attachment_count: Type.Integer(),
+  is_read: Type.Boolean(),
+  read_at: Nullable(DateTime),
+  is_archived: Type.Boolean(),
+  thread_id: Nullable(Type.String()),
+});
+
+const E2Attachment = Type.Object({
+  filename: Type.String(),
+  contentType: Type.String(),
+  size: Type.Integer(),
+  contentId: Type.String(),
+});
+
+export const E2EmailSchema = Type.Object({
+  object: Type.Literal('email'),
+  id: Type.String(),
+  type: Type.Literal('received'),
+  message_id: Nullable(Type.String()),
+  from: Type.String(),
+  from_name: Nullable(Type.String()),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  bcc: Type.Array(Type.String()),
+  reply_to: Type.Array(Type.String()),
+  recipient: Type.String(),
+  subject: Type.String(),
+  html: Nullable(Type.String()),
+  text: Nullable(Type.String()),
+  status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
+  created_at: DateTime,
+  received_at: DateTime,
+  sent_at: Type.Null(),
+  scheduled_at: Type.Null(),
+  has_attachments: Type.Boolean(),
+  attachments: Type.Array(E2Attachment),
+  is_read: Type.Boolean(),
+  read_at: Nullable(DateTime),
+  is_archived: Type.Boolean(),
+  thread_id: Nullable(Type.String()),
+  thread_position: Nullable(Type.Integer()),
+  headers: Type.Record(Type.String(), Type.Unknown()),
+  tags: Type.Array(Type.Unknown()),
+});
+
+export const E2ReplyPlaceholderSchema = Type.Object({
+  message: Type.String(),
+  original_email_id: Type.String(),
+  reply_data: Type.Object({
+    to: Type.String(),
+    subject: Type.String(),
+    has_text_body: Type.Boolean(),
+    has_html_body: Type.Boolean(),
+    attachment_count: Type.Integer(),
+  }),
+  status: Type.Literal('pending_implementation'),
+});
+
+export const addressesOf = (list: AddressList | null): string[] =>
+  (list?.addresses ?? []).flatMap((entry) => (entry.address ? [entry.address] : []));
+
+/** The formatted sender, `Name <address>` as the header had it. */
+export const senderText = (email: { from: AddressList | null; fromAddress: string | null }) =>
+  email.from?.text || email.fromAddress || '';
+
+export function presentE2EmailItem(email: EmailSummary) {
+  return {
+    id: email.id,
+    type: 'received' as const,
+    message_id: email.messageId,
+    from: senderText(email),
+    from_name: email.fromName,
+    to: email.to ? addressesOf(email.to) : [email.recipient],
+    cc: addressesOf(email.cc),
+    subject: subjectOf(email.subject),
+    preview: email.preview,
+    status: email.parseSuccess ? ('delivered' as const) : ('failed' as const),
+    created_at: email.createdAt,
+    sent_at: null,
+    scheduled_at: null,
+    has_attachments: email.attachmentCount > 0,
+    attachment_count: email.attachmentCount,
+    is_read: email.isRead,
+    read_at: email.readAt,
+    is_archived: email.isArchived,
+    thread_id: email.threadId,
+  };
+}
+
+export function presentE2Email(email: StoredEmail) {
+  return {
+    object: 'email' as const,
+    id: email.id,
+    type: 'received' as const,
+    message_id: email.messageId,
+    from: senderText(email),
+    from_name: email.fromName,
+    to: email.to ? addressesOf(email.to) : [email.recipient],
+    cc: addressesOf(email.cc),
+    bcc: addressesOf(email.bcc),
+    reply_to: addressesOf(email.replyTo),
+    recipient: email.recipient,
+    subject: subjectOf(email.subject),
+    html: email.htmlBody === null ? null : sanitizeEmailHtml(email.htmlBody),
+    text: email.textBody,
+    status: email.parseSuccess ? ('delivered' as const) : ('failed' as const),
+    created_at: email.createdAt,
+    received_at: email.receivedAt,
+    sent_at: null,
+    scheduled_at: null,
+    has_attachments: email.attachments.length > 0,
+    attachments: presentAttachments(email),
+    is_read: email.isRead,
+    read_at: email.readAt,
+    is_archived: email.isArchived,
+    thread_id: email.threadId,
+    thread_position: email.threadPosition,
+    headers: email.headers,
+    tags: [],
+  };
+}
+
+export function presentE2ReplyPlaceholder(reply: ValidatedReply) {
+  return {
+    message: REPLY_PLACEHOLDER_MESSAGE,
+    original_email_id: reply.original.id,
+    reply_data: {
+      to: reply.to,
+      subject: reply.subject,
+      has_text_body: reply.hasTextBody,
+      has_html_body: reply.hasHtmlBody,
+      attachment_count: reply.attachmentCount,
+    },
+    status: 'pending_implementation' as const,
+  };
+}

@@ -1,0 +1,356 @@
+import sanitizeHtml from 'sanitize-html';
+import { Type } from 'typebox';
+import type {
+  AddressList,
+  EmailDetail,
+  EmailSummary,
+  ReadState,
+  StoredEmail,
+  ValidatedReply,
+} from '../../mail/index.ts';
+import { DateTime, Nullable, Pagination } from '../schemas.ts';
+
+/** Received mail as the v2 family shows it (camelCase), and the sanitizer every HTML body goes through. */
+
+const Json = Type.Unknown();
+
+const AddressListSchema = Nullable(
+  Type.Object({
+    text: Type.String(),
+    addresses: Type.Array(Type.Object({ address: Nullable(Type.String()), name: Nullable(Type.String()) })),
+  }),
+);
+
+export const MailItemSchema = Type.Object({
+  id: Type.String(),
+  emailId: Type.String(),
+  messageId: Nullable(Type.String()),
+  subject: Type.String({ description: '`No Subject` when the email has none' }),
+  from: Type.String(),
+  fromName: Nullable(Type.String()),
+  recipient: Type.String(),
+  preview: Type.String({ description: 'First 200 characters of the text, or of the HTML without markup' }),
+  receivedAt: DateTime,
+  isRead: Type.Boolean(),
+  readAt: Nullable(DateTime),
+  isArchived: Type.Boolean(),
+  archivedAt: Nullable(DateTime),
+  hasAttachments: Type.Boolean(),
+  attachmentCount: Type.Integer(),
+  parseSuccess: Type.Boolean(),
+  parseError: Nullable(Type.String()),
+  createdAt: DateTime,
+});
+
+export const MailListSchema = Type.Object({
+  emails: Type.Array(MailItemSchema),
+  pagination: Pagination,
+  filters: Type.Object({ uniqueDomains: Type.Array(Type.String()) }),
+});
+
+const AttachmentSchema = Type.Object({
+  filename: Type.String(),
+  contentType: Type.String(),
+  size: Type.Integer(),
+  contentId: Type.String(),
+});
+
+export const MailDetailSchema = Type.Object({
+  id: Type.String(),
+  emailId: Type.String(),
+  messageId: Nullable(Type.String()),
+  subject: Type.String(),
+  from: Type.String(),
+  fromName: Nullable(Type.String()),
+  to: Type.String(),
+  cc: Nullable(Type.String()),
+  bcc: Nullable(Type.String()),
+  replyTo: Nullable(Type.String()),
+  recipient: Type.String(),
+  receivedAt: DateTime,
+  isRead: Type.Boolean(),
+  readAt: Nullable(DateTime),
+  textBody: Type.String({ description: 'Same as content.textBody (the SDK reads it here)' }),
+  htmlBody: Type.String({ description: 'Same as content.htmlBody (the SDK reads it here)' }),
+  attachments: Type.Array(AttachmentSchema, { description: 'Same as content.attachments' }),
+  content: Type.Object({
+    textBody: Type.String(),
+    htmlBody: Type.String({ description: 'Sanitized: no scripts, event handlers or javascript: links' }),
+    rawContent: Type.Optional(Type.String({ description: 'The raw message, for messages up to 1 MiB' })),
+    rawContentOmitted: Type.Boolean({
+      description: 'True when the raw message is larger than 1 MiB (or unreadable); read it at /api/v2/mail/{id}/raw',
+    }),
+    attachments: Type.Array(AttachmentSchema),
+    headers: Type.Record(Type.String(), Json),
+  }),
+  addresses: Type.Object({
+    from: AddressListSchema,
+    to: AddressListSchema,
+    cc: AddressListSchema,
+    bcc: AddressListSchema,
+    replyTo: AddressListSchema,
+  }),
+  metadata: Type.Object({
+    inReplyTo: Nullable(Type.String()),
+    references: Type.Array(Type.String()),
+    priority: Nullable(Type.String()),
+    parseSuccess: Type.Boolean(),
+    parseError: Nullable(Type.String()),
+    hasAttachments: Type.Boolean(),
+    attachmentCount: Type.Integer(),
+    hasTextBody: Type.Boolean(),
+    hasHtmlBody: Type.Boolean(),
+  }),
+  security: Type.Object({
+    spf: Type.String(),
+    dkim: Type.String(),
+    dmarc: Type.String(),
+    spam: Type.String(),
+    virus: Type.String(),
+  }),
+  processing: Type.Object({
+    processingTimeMs: Type.Integer(),
+    timestamp: DateTime,
+    receiptTimestamp: DateTime,
+    actionType: Type.String(),
+    s3Info: Type.Object({
+      bucketName: Type.String(),
+      objectKey: Type.String(),
+      contentFetched: Type.Boolean(),
+      contentSize: Type.Integer(),
+      error: Nullable(Type.String()),
+    }),
+    commonHeaders: Type.Object({
+      from: Type.Array(Type.String()),
+      to: Type.Array(Type.String()),
+      messageId: Nullable(Type.String()),
+      subject: Type.String(),
+    }),
+  }),
+  threadId: Nullable(Type.String()),
+  threadPosition: Nullable(Type.Integer()),
+  createdAt: DateTime,
+  updatedAt: DateTime,
+});
+
+export const ReadStateSchema = Type.Object({
+  id: Type.String(),
+  isRead: Type.Boolean(),
+  readAt: Nullable(DateTime),
+  isArchived: Type.Boolean(),
+  archivedAt: Nullable(DateTime),
+  updatedAt: DateTime,
+});
+
+export const ThreadMessageSchema = Type.Object({
+  id: Type.String(),
+  emailId: Type.String(),
+  messageId: Nullable(Type.String()),
+  type: Type.Literal('inbound'),
+  threadPosition: Nullable(Type.Integer()),
+  subject: Type.String(),
+  from: Type.String(),
+  fromName: Nullable(Type.String()),
+  to: Type.String(),
+  cc: Nullable(Type.String()),
+  recipient: Type.String(),
+  textBody: Type.String(),
+  htmlBody: Type.String(),
+  receivedAt: DateTime,
+  isRead: Type.Boolean(),
+  readAt: Nullable(DateTime),
+  isArchived: Type.Boolean(),
+  hasAttachments: Type.Boolean(),
+  attachments: Type.Array(AttachmentSchema),
+  inReplyTo: Nullable(Type.String()),
+  references: Type.Array(Type.String()),
+});
+
+export const ReplyPlaceholderSchema = Type.Object({
+  message: Type.String(),
+  originalEmailId: Type.String(),
+  replyData: Type.Object({
+    to: Type.String(),
+    subject: Type.String(),
+    hasTextBody: Type.Boolean(),
+    hasHtmlBody: Type.Boolean(),
+    attachmentCount: Type.Integer(),
+  }),
+  status: Type.Literal('pending_implementation'),
+});
+
+export const REPLY_PLACEHOLDER_MESSAGE = 'Reply validated. Sending replies is not implemented yet; nothing was sent.';
+
+/** Scripts, styles' active content, event handlers and javascript: URLs go; ordinary markup and images stay. */
+export function sanitizeEmailHtml(html: string | null): string {
+  if (!html) return '';
+  return sanitizeHtml(html, {
+    allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'center', 'font'],
+    allowedAttributes: {
+      ...sanitizeHtml.defaults.allowedAttributes,
+      '*': ['style', 'align', 'width', 'height', 'bgcolor', 'color', 'dir'],
+      img: ['src', 'alt', 'title', 'width', 'height'],
+      font: ['face', 'size', 'color'],
+    },
+    allowedSchemesByTag: { img: ['http', 'https', 'cid', 'data'] },
+  });
+}
+
+export function subjectOf(subject: string | null): string {
+  return subject?.trim() ? subject : 'No Subject';
+}
+
+export function presentAttachments(email: StoredEmail) {
+  return email.attachments.map((attachment) => ({
+    filename: attachment.filename ?? '',
+    contentType: attachment.contentType,
+    size: attachment.size,
+    contentId: attachment.contentId ?? '',
+  }));
+}
+
+const addressesOf = (list: AddressList | null) =>
+  (list?.addresses ?? []).flatMap((entry) => (entry.address ? [entry.address] : []));
+
+export function presentMailItem(email: EmailSummary) {
+  return {
+    id: email.id,
+    emailId: email.id,
+    messageId: email.messageId,
+    subject: subjectOf(email.subject),
+    from: email.fromAddress ?? email.from?.text ?? '',
+    fromName: email.fromName,
+    recipient: email.recipient,
+    preview: email.preview,
+    receivedAt: email.receivedAt,
+    isRead: email.isRead,
+    readAt: email.readAt,
+    isArchived: email.isArchived,
+    archivedAt: email.archivedAt,
+    hasAttachments: email.attachmentCount > 0,
+    attachmentCount: email.attachmentCount,
+    parseSuccess: email.parseSuccess,
+    parseError: email.parseError,
+    createdAt: email.createdAt,
+  };
+}
+
+export function presentMailDetail({ email, rawContent, rawFetchError, location }: EmailDetail) {
+  const htmlBody = sanitizeEmailHtml(email.htmlBody);
+  const textBody = email.textBody ?? '';
+  const attachments = presentAttachments(email);
+  return {
+    id: email.id,
+    emailId: email.id,
+    messageId: email.messageId,
+    subject: subjectOf(email.subject),
+    from: email.fromAddress ?? email.from?.text ?? '',
+    fromName: email.fromName,
+    to: email.to?.text ?? email.recipient,
+    cc: email.cc?.text ?? null,
+    bcc: email.bcc?.text ?? null,
+    replyTo: email.replyTo?.text ?? null,
+    recipient: email.recipient,
+    receivedAt: email.receivedAt,
+    isRead: email.isRead,
+    readAt: email.readAt,
+    textBody,
+    htmlBody,
+    attachments,
+    content: {
+      textBody,
+      htmlBody,
+      ...(rawContent === null ? {} : { rawContent }),
+      rawContentOmitted: rawContent === null,
+      attachments,
+      headers: email.headers,
+    },
+    addresses: { from: email.from, to: email.to, cc: email.cc, bcc: email.bcc, replyTo: email.replyTo },
+    metadata: {
+      inReplyTo: email.inReplyTo,
+      references: email.references,
+      priority: email.priority,
+      parseSuccess: email.parseSuccess,
+      parseError: email.parseError,
+      hasAttachments: email.attachments.length > 0,
+      attachmentCount: email.attachments.length,
+      hasTextBody: Boolean(email.textBody),
+      hasHtmlBody: Boolean(email.htmlBody),
+    },
+    security: {
+      spf: email.verdicts.spf,
+      dkim: email.verdicts.dkim,
+      dmarc: email.verdicts.dmarc,
+      spam: email.verdicts.spam,
+      virus: email.verdicts.virus,
+    },
+    processing: {
+      processingTimeMs: email.processingMs,
+      timestamp: email.createdAt,
+      receiptTimestamp: email.receivedAt,
+      actionType: 'store',
+      s3Info: {
+        bucketName: location.bucketName,
+        objectKey: location.objectKey,
+        contentFetched: rawContent !== null,
+        contentSize: email.rawSize,
+        error: rawFetchError,
+      },
+      commonHeaders: {
+        from: email.from ? [email.from.text] : [],
+        to: addressesOf(email.to),
+        messageId: email.messageId,
+        subject: subjectOf(email.subject),
+      },
+    },
+    threadId: email.threadId,
+    threadPosition: email.threadPosition,
+    createdAt: email.createdAt,
+    updatedAt: email.updatedAt,
+  };
+}
+
+export function presentReadState(state: ReadState) {
+  return { ...state };
+}
+
+export function presentThreadMessage(email: StoredEmail) {
+  return {
+    id: email.id,
+    emailId: email.id,
+    messageId: email.messageId,
+    type: 'inbound' as const,
+    threadPosition: email.threadPosition,
+    subject: subjectOf(email.subject),
+    from: email.fromAddress ?? email.from?.text ?? '',
+    fromName: email.fromName,
+    to: email.to?.text ?? email.recipient,
+    cc: email.cc?.text ?? null,
+    recipient: email.recipient,
+    textBody: email.textBody ?? '',
+    htmlBody: sanitizeEmailHtml(email.htmlBody),
+    receivedAt: email.receivedAt,
+    isRead: email.isRead,
+    readAt: email.readAt,
+    isArchived: email.isArchived,
+    hasAttachments: email.attachments.length > 0,
+    attachments: presentAttachments(email),
+    inReplyTo: email.inReplyTo,
+    references: email.references,
+  };
+}
+
+export function presentReplyPlaceholder(reply: ValidatedReply) {
+  return {
+    message: REPLY_PLACEHOLDER_MESSAGE,
+    originalEmailId: reply.original.id,
+    replyData: {
+      to: reply.to,
+      subject: reply.subject,
+      hasTextBody: reply.hasTextBody,
+      hasHtmlBody: reply.hasHtmlBody,
+      attachmentCount: reply.attachmentCount,
+    },
+    status: 'pending_implementation' as const,
+  };
+}

@@ -1,0 +1,213 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { bulkIdsOf, type MailService, stateChangeOf } from '../../mail/index.ts';
+import { pageInfo, pagination } from '../pagination.ts';
+import {
+  MailDetailSchema,
+  MailListSchema,
+  presentMailDetail,
+  presentMailItem,
+  presentReadState,
+  presentReplyPlaceholder,
+  presentThreadMessage,
+  ReadStateSchema,
+  ReplyPlaceholderSchema,
+  ThreadMessageSchema,
+} from '../presenters/mail.ts';
+import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+
+export interface MailRoutesOptions {
+  family: 'e2' | 'v2';
+  mail: MailService;
+}
+
+const TimeRange = Type.Union(['24h', '7d', '30d', '90d'].map((range) => Type.Literal(range as '24h')));
+
+const LIST_DESCRIPTION = `Received mail, newest first. \`search\` uses the full-text index (subject, sender, recipients
+and, for free words, the text body) and accepts \`from:\`, \`to:\`, \`subject:\`, \`has:attachment\`, \`is:read\`,
+\`is:unread\`, \`before:YYYY-MM-DD\`, \`after:YYYY-MM-DD\`, \`"quoted phrases"\` and \`-\` to negate; unquoted words
+match as prefixes. Without \`timeRange\` there is no time filter (the original defaulted to 30 days). \`emailId\`
+returns every email of that email's thread, archived ones included.`;
+
+/** `/api/v2/mail`: list and search, single read, read and archive state, threads, the raw message, reply placeholder. */
+export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (app, { family, mail }) => {
+  if (family !== 'v2') return;
+  const tags = ['v2 mail'];
+
+  app.get(
+    '/mail',
+    {
+      config: { unauthorizedMessage: 'Invalid or missing API key', internalErrorMessage: 'Failed to fetch emails' },
+      schema: {
+        tags,
+        summary: 'List and search received mail',
+        description: LIST_DESCRIPTION,
+        querystring: Type.Object({
+          ...PaginationQuery,
+          search: Type.Optional(Type.String()),
+          status: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('processed'), Type.Literal('failed')])),
+          domain: Type.Optional(Type.String({ description: 'A domain name, or `all`' })),
+          timeRange: Type.Optional(TimeRange),
+          includeArchived: Type.Optional(Type.Boolean()),
+          emailAddress: Type.Optional(Type.String()),
+          emailId: Type.Optional(Type.String()),
+        }),
+        response: { 200: MailListSchema, ...errorResponses, 500: ErrorBody },
+      },
+    },
+    async (request) => {
+      const { query } = request;
+      const page = pagination(query);
+      const { emails, total } = await mail.list(
+        request.account.id,
+        {
+          search: query.search,
+          parseSuccess: query.status === 'processed' ? true : query.status === 'failed' ? false : undefined,
+          domain: query.domain,
+          timeRange: query.timeRange,
+          archived: query.includeArchived ? 'include' : 'exclude',
+          emailAddress: query.emailAddress,
+          emailId: query.emailId,
+        },
+        page,
+      );
+      return {
+        emails: emails.map(presentMailItem),
+        pagination: pageInfo(page, total, emails.length),
+        filters: { uniqueDomains: await mail.uniqueDomains(request.account.id) },
+      };
+    },
+  );
+
+  app.post(
+    '/mail',
+    {
+      schema: {
+        tags,
+        summary: 'Reply to a received email (placeholder)',
+        description: 'Validates the reply and answers `pending_implementation`. Nothing is sent.',
+        body: Type.Optional(
+          Type.Object({
+            emailId: Type.Optional(Type.Unknown()),
+            to: Type.Optional(Type.Unknown()),
+            subject: Type.Optional(Type.Unknown()),
+            textBody: Type.Optional(Type.Unknown()),
+            htmlBody: Type.Optional(Type.Unknown()),
+            attachments: Type.Optional(Type.Unknown()),
+          }),
+        ),
+        response: { 200: ReplyPlaceholderSchema, 415: ErrorBody, ...errorResponses },
+      },
+      preValidation: async (request, reply) => {
+        if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) {
+          return reply.code(415).send({ error: 'Content-Type must be application/json' });
+        }
+      },
+    },
+    async (request) => presentReplyPlaceholder(await mail.validateReply(request.account.id, request.body ?? {})),
+  );
+
+  app.post(
+    '/mail/bulk',
+    {
+      schema: {
+        tags,
+        summary: 'Mark up to 100 emails read/unread or archived/unarchived',
+        body: Type.Optional(
+          Type.Object({
+            emailIds: Type.Optional(Type.Unknown()),
+            updates: Type.Optional(
+              Type.Object({ isRead: Type.Optional(Type.Unknown()), isArchived: Type.Optional(Type.Unknown()) }),
+            ),
+          }),
+        ),
+        response: {
+          200: Type.Object({
+            updatedCount: Type.Integer(),
+            emails: Type.Array(Type.Object({ id: Type.String(), isRead: Type.Boolean(), isArchived: Type.Boolean() })),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const ids = bulkIdsOf(request.body?.emailIds);
+      const states = await mail.bulkUpdate(request.account.id, ids, stateChangeOf(request.body?.updates));
+      return {
+        updatedCount: states.length,
+        emails: states.map(({ id, isRead, isArchived }) => ({ id, isRead, isArchived })),
+      };
+    },
+  );
+
+  app.get(
+    '/mail/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a received email',
+        description: 'Marks it read. `content.rawContent` holds the raw message up to 1 MiB; `/mail/{id}/raw` always.',
+        params: IdParams,
+        response: { 200: MailDetailSchema, ...errorResponses },
+      },
+    },
+    async (request) => presentMailDetail(await mail.read(request.account.id, request.params.id)),
+  );
+
+  app.patch(
+    '/mail/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Mark read/unread, archive/unarchive',
+        params: IdParams,
+        body: Type.Optional(
+          Type.Object({ isRead: Type.Optional(Type.Unknown()), isArchived: Type.Optional(Type.Unknown()) }),
+        ),
+        response: { 200: ReadStateSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const change = stateChangeOf(request.body);
+      return presentReadState(await mail.update(request.account.id, request.params.id, change));
+    },
+  );
+
+  app.get(
+    '/mail/:id/thread',
+    {
+      schema: {
+        tags,
+        summary: 'The thread of an email, in order',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            messages: Type.Array(ThreadMessageSchema),
+            totalCount: Type.Integer(),
+            threadId: Type.String(),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { threadId, messages } = await mail.thread(request.account.id, request.params.id);
+      return { messages: messages.map(presentThreadMessage), totalCount: messages.length, threadId };
+    },
+  );
+
+  app.get(
+    '/mail/:id/raw',
+    {
+      schema: {
+        tags,
+        summary: 'The raw message as received (message/rfc822)',
+        params: IdParams,
+      },
+    },
+    async (request, reply) => {
+      const { stream, size } = await mail.openRaw(request.account.id, request.params.id);
+      return reply.type('message/rfc822').header('content-length', size).send(stream);
+    },
+  );
+};

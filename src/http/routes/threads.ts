@@ -1,0 +1,93 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Invalid } from '../../core/index.ts';
+import type { ThreadsService } from '../../mail/index.ts';
+import { presentThreadDetail, presentThreadItem, ThreadDetailSchema, ThreadItemSchema } from '../presenters/threads.ts';
+import { errorResponses, IdParams } from '../schemas.ts';
+
+export interface ThreadRoutesOptions {
+  family: 'e2' | 'v2';
+  threads: ThreadsService;
+}
+
+/** e2 `/mail/threads`: conversations, newest activity first, with cursor pagination. */
+export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, { family, threads }) => {
+  if (family !== 'e2') return;
+  const tags = ['e2 mail'];
+
+  app.get(
+    '/mail/threads',
+    {
+      schema: {
+        tags,
+        summary: 'List threads',
+        description: 'Pass `pagination.next_cursor` as `cursor` for the next page. `search` works as on the mail list.',
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ description: '1 to 100, default 25' })),
+          cursor: Type.Optional(Type.String()),
+          search: Type.Optional(Type.String()),
+          unread: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+          domain: Type.Optional(Type.String({ description: 'A domain name or id' })),
+          address: Type.Optional(Type.String({ description: 'An email address or address id' })),
+        }),
+        response: {
+          200: Type.Object({
+            threads: Type.Array(ThreadItemSchema),
+            pagination: Type.Object({
+              limit: Type.Integer(),
+              has_more: Type.Boolean(),
+              next_cursor: Type.Union([Type.String(), Type.Null()]),
+            }),
+            filters: Type.Object({
+              search: Type.Optional(Type.String()),
+              domain: Type.Optional(Type.String()),
+              address: Type.Optional(Type.String()),
+              unread_only: Type.Optional(Type.Boolean()),
+            }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { query } = request;
+      const limit = query.limit ?? 25;
+      if (limit < 1 || limit > 100) throw new Invalid('Limit must be between 1 and 100');
+      const unreadOnly = query.unread === 'true';
+      const page = await threads.list(request.account.id, {
+        limit,
+        cursor: query.cursor,
+        search: query.search,
+        unreadOnly,
+        domain: query.domain,
+        address: query.address,
+      });
+      return {
+        threads: page.threads.map(presentThreadItem),
+        pagination: { limit, has_more: page.nextCursor !== null, next_cursor: page.nextCursor },
+        filters: {
+          ...(query.search === undefined ? {} : { search: query.search }),
+          ...(query.domain === undefined ? {} : { domain: query.domain }),
+          ...(query.address === undefined ? {} : { address: query.address }),
+          ...(unreadOnly ? { unread_only: true } : {}),
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/mail/threads/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a thread with all its messages',
+        params: IdParams,
+        response: { 200: ThreadDetailSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { thread, messages } = await threads.get(request.account.id, request.params.id);
+      return presentThreadDetail(thread, messages);
+    },
+  );
+};

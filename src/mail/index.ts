@@ -1,0 +1,26 @@
+export type { MailFilter, TimeRange } from './mail-filters.ts';
+export {
+  type AttachmentExtractor,
+  BULK_MAX,
+  bulkIdsOf,
+  type EmailDetail,
+  type MailList,
+  MailService,
+  RAW_CONTENT_MAX_BYTES,
+  type RawMessages,
+  type ReadState,
+  type ReplyDraft,
+  type StateChange,
+  stateChangeOf,
+  type ValidatedReply,
+} from './mail-service.ts';
+export { parseSearch, type SearchQuery, searchWords } from './search-query.ts';
+export type { SqlDialect } from './search-sql.ts';
+export {
+  type AddressList,
+  type AttachmentInfo,
+  type EmailSummary,
+  htmlToText,
+  type StoredEmail,
+} from './stored-email.ts';
+export { type ThreadListQuery, type ThreadSummary, ThreadsService } from './threads-service.ts';

@@ -1,0 +1,120 @@
+import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
+import type { Database } from '../db/index.ts';
+import { parseSearch, searchWords } from './search-query.ts';
+import { addressCondition, type SqlDialect, textConditions } from './search-sql.ts';
+
+export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
+
+const HOUR = 3_600_000;
+export const TIME_RANGE_MS: Record<TimeRange, number> = {
+  '1h': HOUR,
+  '24h': 24 * HOUR,
+  '7d': 7 * 24 * HOUR,
+  '30d': 30 * 24 * HOUR,
+  '90d': 90 * 24 * HOUR,
+};
+
+/** What a list of received mail can be narrowed by; both API families translate their parameters into this. */
+export interface MailFilter {
+  search?: string;
+  parseSuccess?: boolean;
+  isRead?: boolean;
+  /** Archived mail is left out unless asked for. */
+  archived?: 'exclude' | 'include' | 'only';
+  /** A domain name or id (`all` means no filter). */
+  domain?: string;
+  /** Received within this window of now; no window when absent. */
+  timeRange?: TimeRange;
+  /** An address in From, To, Cc, Bcc or the envelope recipient. */
+  emailAddress?: string;
+  /** Only these ids (a thread resolved by the service). */
+  ids?: string[];
+  threadId?: string;
+}
+
+type EmailsBuilder = ExpressionBuilder<Database, 'emails'>;
+
+function contains(dialect: SqlDialect, column: 'to_json' | 'cc_json' | 'bcc_json', needle: string) {
+  const text = sql`lower(coalesce(${sql.ref(`emails.${column}`)}, ''))`;
+  return dialect === 'sqlite'
+    ? sql<SqlBool>`instr(${text}, ${needle}) > 0`
+    : sql<SqlBool>`strpos(${text}, ${needle}) > 0`;
+}
+
+/**
+ * The address must be one of the email's addresses exactly; the index narrows the rows first, so the exact
+ * comparison only runs on the few that share its words.
+ */
+function addressConditions(dialect: SqlDialect, eb: EmailsBuilder, address: string): Expression<SqlBool>[] {
+  const words = searchWords(address);
+  if (words.length === 0) return [sql<SqlBool>`1 = 0`];
+  const needle = JSON.stringify({ address }).slice(1, -1);
+  return [
+    addressCondition(dialect, words),
+    eb.or([
+      sql<SqlBool>`lower(emails.from_address) = ${address}`,
+      eb('emails.recipient', '=', address),
+      contains(dialect, 'to_json', needle),
+      contains(dialect, 'cc_json', needle),
+      contains(dialect, 'bcc_json', needle),
+    ]),
+  ];
+}
+
+/** Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates). */
+export function mailConditions(
+  dialect: SqlDialect,
+  accountId: string,
+  filter: MailFilter,
+  now: number,
+): (eb: EmailsBuilder) => Expression<SqlBool>[] {
+  const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
+  const address = filter.emailAddress?.trim().toLowerCase();
+  const domain = filter.domain?.trim().toLowerCase();
+  return (eb) => {
+    // SQLite has no statistics to tell it that a word is rarer than an account's mail; with the account test kept
+    // off its index (unary +), a search starts from the FTS5 matches and looks the emails up by rowid.
+    const searchLeads = dialect === 'sqlite' && search?.terms.some((term) => !term.negated);
+    const conditions: Expression<SqlBool>[] = [
+      searchLeads ? sql<SqlBool>`+emails.account_id = ${accountId}` : eb('emails.account_id', '=', accountId),
+    ];
+    const archived = filter.archived ?? 'exclude';
+    if (archived !== 'include') conditions.push(eb('emails.is_archived', '=', archived === 'only' ? 1 : 0));
+    if (filter.parseSuccess !== undefined)
+      conditions.push(eb('emails.parse_success', '=', filter.parseSuccess ? 1 : 0));
+    if (filter.isRead !== undefined) conditions.push(eb('emails.is_read', '=', filter.isRead ? 1 : 0));
+    if (filter.timeRange) {
+      const since = new Date(now - TIME_RANGE_MS[filter.timeRange]).toISOString();
+      conditions.push(eb('emails.received_at', '>=', since));
+    }
+    if (domain && domain !== 'all') {
+      conditions.push(
+        eb(
+          'emails.domain_id',
+          'in',
+          eb
+            .selectFrom('domains')
+            .select('domains.id')
+            .where('domains.account_id', '=', accountId)
+            .where((inner) => inner.or([inner('domains.domain', '=', domain), inner('domains.id', '=', domain)])),
+        ),
+      );
+    }
+    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address));
+    if (filter.ids) conditions.push(filter.ids.length > 0 ? eb('emails.id', 'in', filter.ids) : sql<SqlBool>`1 = 0`);
+    if (filter.threadId) conditions.push(eb('emails.thread_id', '=', filter.threadId));
+    if (search) {
+      conditions.push(...textConditions(dialect, search.terms));
+      for (const condition of search.filters) {
+        if (condition.kind === 'attachment') {
+          conditions.push(eb('emails.attachment_count', condition.value ? '>' : '=', 0));
+        } else if (condition.kind === 'read') {
+          conditions.push(eb('emails.is_read', '=', condition.value ? 1 : 0));
+        } else {
+          conditions.push(eb('emails.received_at', condition.kind === 'before' ? '<' : '>=', condition.at));
+        }
+      }
+    }
+    return conditions;
+  };
+}

@@ -1,0 +1,467 @@
+import type { Readable } from 'node:stream';
+import { CompiledQuery, sql } from 'kysely';
+import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
+import type { Db } from '../db/index.ts';
+import { type MailFilter, mailConditions } from './mail-filters.ts';
+import type { SqlDialect } from './search-sql.ts';
+import {
+  type AttachmentInfo,
+  EMAIL_COLUMNS,
+  type EmailSummary,
+  PREVIEW_HEADS,
+  type StoredEmail,
+  SUMMARY_COLUMNS,
+  toStoredEmail,
+  toSummary,
+} from './stored-email.ts';
+
+/** Raw messages by blob key (the blob store, seen from here). */
+export interface RawMessages {
+  get(key: string): Promise<Readable>;
+  location(key: string): { bucketName: string; objectKey: string };
+}
+
+/** Streams attachment `index` (0-based, in the order of `attachments_json`) out of a raw message; null if absent. */
+export type AttachmentExtractor = (raw: Readable, index: number) => Promise<{ stream: Readable } | null>;
+
+export interface MailServiceDeps {
+  db: Db;
+  dialect: SqlDialect;
+  clock: Clock;
+  raw: RawMessages;
+  extractAttachment: AttachmentExtractor;
+}
+
+/** Raw messages up to this size are returned inline as `content.rawContent`; larger ones only through `/raw`. */
+export const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
+/** The most emails one bulk update may name. */
+export const BULK_MAX = 100;
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+export interface MailList {
+  emails: EmailSummary[];
+  total: number;
+}
+
+export interface EmailDetail {
+  email: StoredEmail;
+  /** The raw message when it is at most RAW_CONTENT_MAX_BYTES; otherwise omitted. */
+  rawContent: string | null;
+  rawFetchError: string | null;
+  location: { bucketName: string; objectKey: string };
+}
+
+export interface ReadState {
+  id: string;
+  isRead: boolean;
+  readAt: string | null;
+  isArchived: boolean;
+  archivedAt: string | null;
+  updatedAt: string;
+}
+
+export interface StateChange {
+  isRead?: boolean;
+  isArchived?: boolean;
+}
+
+export interface ReplyDraft {
+  emailId?: unknown;
+  to?: unknown;
+  subject?: unknown;
+  textBody?: unknown;
+  htmlBody?: unknown;
+  attachments?: unknown;
+}
+
+export interface ValidatedReply {
+  original: StoredEmail;
+  to: string;
+  subject: string;
+  hasTextBody: boolean;
+  hasHtmlBody: boolean;
+  attachmentCount: number;
+}
+
+/** Reads `{isRead?, isArchived?}` from a request body, with the reference's messages for wrong types. */
+export function stateChangeOf(input: { isRead?: unknown; isArchived?: unknown } | undefined): StateChange {
+  const change: StateChange = {};
+  if (input?.isRead !== undefined) {
+    if (typeof input.isRead !== 'boolean') throw new Invalid('isRead must be a boolean');
+    change.isRead = input.isRead;
+  }
+  if (input?.isArchived !== undefined) {
+    if (typeof input.isArchived !== 'boolean') throw new Invalid('isArchived must be a boolean');
+    change.isArchived = input.isArchived;
+  }
+  if (change.isRead === undefined && change.isArchived === undefined) {
+    throw new Invalid('At least one of isRead or isArchived must be provided');
+  }
+  return change;
+}
+
+/** The ids of a bulk update: a non-empty array of at most BULK_MAX strings. */
+export function bulkIdsOf(input: unknown): string[] {
+  if (!Array.isArray(input) || input.length === 0 || !input.every((id) => typeof id === 'string')) {
+    throw new Invalid('emailIds must be a non-empty array of strings');
+  }
+  if (input.length > BULK_MAX) throw new Invalid(`Cannot update more than ${BULK_MAX} emails at once`);
+  return input;
+}
+
+const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The first attachment with that filename. Webhooks name an unnamed part `attachment` in its download URL, so that
+ * name also finds the first unnamed part when no part is called so.
+ */
+function indexByName(attachments: AttachmentInfo[], filename: string): number {
+  const named = attachments.findIndex((attachment) => attachment.filename === filename);
+  if (named >= 0 || filename !== 'attachment') return named;
+  return attachments.findIndex((attachment) => !attachment.filename);
+}
+
+/** Stored mail: lists and search, the single read (which marks it read), read and archive state, threads. */
+export class MailService {
+  readonly #db: Db;
+  readonly #dialect: SqlDialect;
+  readonly #clock: Clock;
+  readonly #raw: RawMessages;
+  readonly #extractAttachment: AttachmentExtractor;
+
+  constructor(deps: MailServiceDeps) {
+    this.#db = deps.db;
+    this.#dialect = deps.dialect;
+    this.#clock = deps.clock;
+    this.#raw = deps.raw;
+    this.#extractAttachment = deps.extractAttachment;
+  }
+
+  /** Newest first. `emailId` stands for every email of that email's thread. */
+  async list(
+    accountId: string,
+    filter: MailFilter & { emailId?: string },
+    page: { limit: number; offset: number },
+  ): Promise<MailList> {
+    const base = await this.#listQuery(accountId, filter);
+    const rows = await base
+      .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
+      .select(PREVIEW_HEADS)
+      .orderBy('emails.received_at', 'desc')
+      .orderBy('emails.id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    const counted = await base.select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow();
+    return { emails: rows.map(toSummary), total: Number(counted.total) };
+  }
+
+  /**
+   * The database's plan for a list query (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per row:
+   * shows whether a search reads the full-text index.
+   */
+  async explainList(accountId: string, filter: MailFilter & { emailId?: string }): Promise<string[]> {
+    const base = await this.#listQuery(accountId, filter);
+    const compiled = base.select('emails.id').orderBy('emails.received_at', 'desc').limit(50).compile();
+    const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
+    const result = await this.#db.executeQuery<Record<string, unknown>>(
+      CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]),
+    );
+    return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN']));
+  }
+
+  async #listQuery(accountId: string, filter: MailFilter & { emailId?: string }) {
+    if (filter.emailAddress !== undefined && filter.emailId !== undefined) {
+      throw new Invalid('Cannot filter by both emailAddress and emailId at the same time');
+    }
+    const { emailId, ...rest } = filter;
+    const resolved: MailFilter =
+      emailId === undefined ? rest : { ...rest, ...(await this.#threadFilter(accountId, emailId)) };
+    const where = mailConditions(this.#dialect, accountId, resolved, this.#clock.now().getTime());
+    return this.#db.selectFrom('emails').where((eb) => eb.and(where(eb)));
+  }
+
+  /** Names of the account's domains that have received mail, for the list's `filters.uniqueDomains`. */
+  async uniqueDomains(accountId: string): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('domains')
+      .select('domains.domain')
+      .where('domains.account_id', '=', accountId)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('emails')
+            .select(sql.lit(1).as('one'))
+            .where('emails.account_id', '=', accountId)
+            .whereRef('emails.domain_id', '=', 'domains.id'),
+        ),
+      )
+      .orderBy('domains.domain')
+      .execute();
+    return rows.map((row) => row.domain);
+  }
+
+  /** Emails a domain received in the last 24 hours, 7 days and 30 days. */
+  async countsByDomain(accountId: string, domainId: string) {
+    const now = this.#clock.now().getTime();
+    const since = (days: number) => new Date(now - days * 86_400_000).toISOString();
+    const row = await this.#db
+      .selectFrom('emails')
+      .select([
+        sql<string | number>`sum(case when received_at >= ${since(1)} then 1 else 0 end)`.as('last24h'),
+        sql<string | number>`sum(case when received_at >= ${since(7)} then 1 else 0 end)`.as('last7d'),
+        sql<string | number>`count(*)`.as('last30d'),
+      ])
+      .where('account_id', '=', accountId)
+      .where('domain_id', '=', domainId)
+      .where('received_at', '>=', since(30))
+      .executeTakeFirstOrThrow();
+    return { last24h: Number(row.last24h ?? 0), last7d: Number(row.last7d ?? 0), last30d: Number(row.last30d ?? 0) };
+  }
+
+  async #threadFilter(accountId: string, emailId: string): Promise<MailFilter> {
+    const row = await this.#db
+      .selectFrom('emails')
+      .select(['id', 'thread_id'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', emailId)
+      .executeTakeFirst();
+    if (!row) return { ids: [] };
+    return row.thread_id ? { threadId: row.thread_id, archived: 'include' } : { ids: [row.id], archived: 'include' };
+  }
+
+  /** The email, without side effects; NotFound(`notFound`) when it is unknown or another account's. */
+  async find(accountId: string, id: string, notFound = 'Email not found'): Promise<StoredEmail> {
+    if (!ID_PATTERN.test(id)) throw new NotFound(notFound);
+    const row = await this.#db
+      .selectFrom('emails')
+      .select([...EMAIL_COLUMNS])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new NotFound(notFound);
+    return toStoredEmail(row);
+  }
+
+  /** The single read: returns the email with its raw message (when small) and marks it read. */
+  async read(accountId: string, id: string): Promise<EmailDetail> {
+    if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
+    const email = await this.find(accountId, id);
+    if (!email.isRead) {
+      const now = isoNow(this.#clock);
+      await this.#db
+        .updateTable('emails')
+        .set({ is_read: 1, read_at: now, updated_at: now })
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .execute();
+      Object.assign(email, { isRead: true, readAt: now, updatedAt: now });
+    }
+    let rawContent: string | null = null;
+    let rawFetchError: string | null = null;
+    if (email.rawSize <= RAW_CONTENT_MAX_BYTES) {
+      try {
+        rawContent = (await readAll(await this.#raw.get(email.rawBlobKey))).toString('utf8');
+      } catch (error) {
+        rawFetchError = error instanceof Error ? error.message : String(error);
+      }
+    }
+    return { email, rawContent, rawFetchError, location: this.#raw.location(email.rawBlobKey) };
+  }
+
+  /** The raw message as received, streamed. */
+  async openRaw(accountId: string, id: string): Promise<{ stream: Readable; size: number }> {
+    if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
+    const email = await this.find(accountId, id);
+    return { stream: await this.#openBlob(email.rawBlobKey), size: email.rawSize };
+  }
+
+  async #openBlob(key: string): Promise<Readable> {
+    try {
+      return await this.#raw.get(key);
+    } catch {
+      throw new NotFound('Email content not found');
+    }
+  }
+
+  /** Sets read and archive state; timestamps follow (set when turned on, cleared when turned off). */
+  async update(accountId: string, id: string, change: StateChange): Promise<ReadState> {
+    if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
+    await this.find(accountId, id);
+    await this.#apply(accountId, [id], change);
+    const [state] = await this.#states(accountId, [id]);
+    return state!;
+  }
+
+  /** The same for up to BULK_MAX emails; ids of other accounts or unknown ids are skipped. */
+  async bulkUpdate(accountId: string, ids: string[], change: StateChange): Promise<ReadState[]> {
+    const unique = [...new Set(ids)].filter((id) => ID_PATTERN.test(id));
+    if (unique.length === 0) return [];
+    await this.#apply(accountId, unique, change);
+    return this.#states(accountId, unique);
+  }
+
+  async #apply(accountId: string, ids: string[], change: StateChange): Promise<void> {
+    const now = isoNow(this.#clock);
+    const scoped = () => this.#db.updateTable('emails').where('account_id', '=', accountId).where('id', 'in', ids);
+    if (change.isRead !== undefined) {
+      const flag = change.isRead ? 1 : 0;
+      await scoped()
+        .set({ is_read: flag, read_at: change.isRead ? now : null, updated_at: now })
+        .where('is_read', '!=', flag)
+        .execute();
+    }
+    if (change.isArchived !== undefined) {
+      const flag = change.isArchived ? 1 : 0;
+      await scoped()
+        .set({ is_archived: flag, archived_at: change.isArchived ? now : null, updated_at: now })
+        .where('is_archived', '!=', flag)
+        .execute();
+    }
+  }
+
+  async #states(accountId: string, ids: string[]): Promise<ReadState[]> {
+    const rows = await this.#db
+      .selectFrom('emails')
+      .select(['id', 'is_read', 'read_at', 'is_archived', 'archived_at', 'updated_at'])
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids)
+      .execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      if (!row) return [];
+      return [
+        {
+          id,
+          isRead: Number(row.is_read) === 1,
+          readAt: row.read_at,
+          isArchived: Number(row.is_archived) === 1,
+          archivedAt: row.archived_at,
+          updatedAt: row.updated_at,
+        },
+      ];
+    });
+  }
+
+  /** Every email of the email's thread in thread order (just the email when it has no thread). */
+  async thread(accountId: string, id: string): Promise<{ threadId: string; messages: StoredEmail[] }> {
+    if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
+    const email = await this.find(accountId, id);
+    if (!email.threadId) return { threadId: email.id, messages: [email] };
+    return { threadId: email.threadId, messages: await this.threadMessages(accountId, email.threadId) };
+  }
+
+  async threadMessages(accountId: string, threadId: string): Promise<StoredEmail[]> {
+    const rows = await this.#db
+      .selectFrom('emails')
+      .select([...EMAIL_COLUMNS])
+      .where('account_id', '=', accountId)
+      .where('thread_id', '=', threadId)
+      .orderBy('thread_position')
+      .orderBy('received_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toStoredEmail);
+  }
+
+  /** Checks a reply the way the placeholder answers it; nothing is sent. */
+  async validateReply(accountId: string, draft: ReplyDraft): Promise<ValidatedReply> {
+    const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+    const emailId = text(draft.emailId);
+    if (!emailId) throw new Invalid('emailId is required');
+    const to = text(draft.to);
+    const subject = text(draft.subject);
+    if (!to || !subject) throw new Invalid('to and subject are required');
+    if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
+    const hasTextBody = text(draft.textBody) !== undefined;
+    const hasHtmlBody = text(draft.htmlBody) !== undefined;
+    if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either textBody or htmlBody must be provided');
+    if (draft.attachments !== undefined && !Array.isArray(draft.attachments)) {
+      throw new Invalid('attachments must be an array');
+    }
+    const original = await this.find(accountId, emailId, 'Original email not found');
+    return {
+      original,
+      to,
+      subject,
+      hasTextBody,
+      hasHtmlBody,
+      attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
+    };
+  }
+
+  /**
+   * The e2 reply, checked the same way: `{id}` is an email or a thread (its latest email), `to` defaults to the
+   * original's Reply-To or sender and `subject` to `Re: <subject>`. Nothing is sent.
+   */
+  async validateE2Reply(
+    accountId: string,
+    id: string,
+    draft: { from?: unknown; to?: unknown; subject?: unknown; html?: unknown; text?: unknown; attachments?: unknown },
+  ): Promise<ValidatedReply> {
+    const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+    if (!text(draft.from)) throw new Invalid('from is required');
+    const hasTextBody = text(draft.text) !== undefined;
+    const hasHtmlBody = text(draft.html) !== undefined;
+    if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either html or text content must be provided');
+    const original = await this.#emailOrThreadLatest(accountId, id);
+    const requested = Array.isArray(draft.to) ? draft.to.filter((value) => typeof value === 'string') : [draft.to];
+    const to =
+      text(requested[0]) ??
+      original.replyTo?.addresses[0]?.address ??
+      original.from?.addresses[0]?.address ??
+      original.fromAddress;
+    if (!to) throw new Invalid('Cannot determine recipient email address');
+    if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
+    const subject = text(draft.subject) ?? `Re: ${(original.subject ?? '').replace(/^\s*re:\s*/i, '')}`.trim();
+    return {
+      original,
+      to,
+      subject,
+      hasTextBody,
+      hasHtmlBody,
+      attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
+    };
+  }
+
+  async #emailOrThreadLatest(accountId: string, id: string): Promise<StoredEmail> {
+    const notFound = 'Email or thread not found';
+    if (!ID_PATTERN.test(id)) throw new NotFound(notFound);
+    const latest = await this.#db
+      .selectFrom('emails')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('id', '=', id), eb('thread_id', '=', id)]))
+      .orderBy('received_at', 'desc')
+      .executeTakeFirst();
+    if (!latest) throw new NotFound(notFound);
+    return this.find(accountId, latest.id, notFound);
+  }
+
+  /**
+   * Attachment `selector` of an email: the first one with that filename, or the one at that 0-based index of the
+   * email's attachment list. Streams it from the raw message; nothing is held in memory.
+   */
+  async openAttachment(
+    accountId: string,
+    emailId: string,
+    selector: { filename: string } | { index: number },
+  ): Promise<{ attachment: AttachmentInfo; index: number; stream: Readable }> {
+    const email = await this.find(accountId, emailId, 'Email not found or access denied');
+    if (email.attachments.length === 0) throw new NotFound('No attachments found in this email');
+    const index = 'index' in selector ? selector.index : indexByName(email.attachments, selector.filename);
+    const attachment = email.attachments[index];
+    if (!attachment || index < 0) throw new NotFound('Attachment not found');
+    const extracted = await this.#extractAttachment(await this.#openBlob(email.rawBlobKey), index);
+    if (!extracted) throw new NotFound('Attachment not found');
+    return { attachment, index, stream: extracted.stream };
+  }
+}

@@ -1,0 +1,103 @@
+import { Invalid } from '../core/index.ts';
+
+/** The indexed fields a term can be limited to; `any` also reaches the text body. */
+export type SearchField = 'any' | 'subject' | 'sender' | 'recipients';
+
+/**
+ * Words of one search term. Unquoted terms match words that start with the last word typed (`invo` finds
+ * `invoice`); quoted phrases match whole words only. Several words must appear next to each other, in order.
+ */
+export interface TextTerm {
+  field: SearchField;
+  words: string[];
+  prefix: boolean;
+  negated: boolean;
+}
+
+export type SearchFilter =
+  | { kind: 'attachment'; value: boolean }
+  | { kind: 'read'; value: boolean }
+  | { kind: 'before'; at: string }
+  | { kind: 'after'; at: string };
+
+export interface SearchQuery {
+  terms: TextTerm[];
+  filters: SearchFilter[];
+}
+
+const FIELD_OPERATORS: Record<string, SearchField> = { from: 'sender', to: 'recipients', subject: 'subject' };
+
+/**
+ * The index's word rule (FTS5 `unicode61` and the PostgreSQL column's regexp): runs of letters, digits and
+ * private-use characters, lower-cased.
+ */
+export function searchWords(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}\p{Co}]+/u)
+    .filter(Boolean);
+}
+
+function parseDate(operator: string, value: string): string {
+  const match = value.match(/^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/);
+  const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
+  if (!date || date.getUTCMonth() !== Number(match![2]) - 1) {
+    throw new Invalid(`Invalid date in search: ${operator}:${value} (use YYYY-MM-DD)`);
+  }
+  return date.toISOString();
+}
+
+/** Splits the input into terms, keeping quoted phrases (`"a b"`, `from:"a b"`, `-"a b"`) whole. */
+function rawTerms(input: string): Array<{ negated: boolean; operator?: string; value: string; quoted: boolean }> {
+  const pattern = /(-?)(?:([a-z]+):)?(?:"([^"]*)"?|(\S+))/giy;
+  const terms = [];
+  let index = 0;
+  while (index < input.length) {
+    if (/\s/.test(input[index]!)) {
+      index++;
+      continue;
+    }
+    pattern.lastIndex = index;
+    const match = pattern.exec(input)!;
+    index = pattern.lastIndex;
+    const [, minus, operator, quoted, bare] = match;
+    terms.push({
+      negated: minus === '-',
+      operator: operator?.toLowerCase(),
+      value: quoted ?? bare ?? '',
+      quoted: quoted !== undefined,
+    });
+  }
+  return terms;
+}
+
+/**
+ * Parses the `search` parameter: free words, `"quoted phrases"`, `from:`, `to:`, `subject:`, `has:attachment`,
+ * `is:read`, `is:unread`, `before:YYYY-MM-DD`, `after:YYYY-MM-DD`, and `-` before any of them to negate it.
+ * `before:` is exclusive and `after:` inclusive of the day given (UTC). Unknown `word:` prefixes are free words.
+ */
+export function parseSearch(input: string): SearchQuery {
+  const query: SearchQuery = { terms: [], filters: [] };
+  for (const term of rawTerms(input)) {
+    const { negated, operator, value, quoted } = term;
+    if (operator === 'has' && !quoted && /^attachments?$/i.test(value)) {
+      query.filters.push({ kind: 'attachment', value: !negated });
+      continue;
+    }
+    if (operator === 'is' && !quoted && /^(read|unread)$/i.test(value)) {
+      query.filters.push({ kind: 'read', value: (value.toLowerCase() === 'read') !== negated });
+      continue;
+    }
+    if (operator === 'before' || operator === 'after') {
+      const kind = negated ? (operator === 'before' ? 'after' : 'before') : operator;
+      query.filters.push({ kind, at: parseDate(operator, value) });
+      continue;
+    }
+    const field = operator ? FIELD_OPERATORS[operator] : 'any';
+    const text = field || !operator ? value : `${operator}:${value}`;
+    const words = searchWords(text);
+    if (words.length === 0) continue;
+    query.terms.push({ field: field ?? 'any', words, prefix: !quoted, negated });
+  }
+  return query;
+}

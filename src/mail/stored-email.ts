@@ -1,0 +1,273 @@
+import { sql } from 'kysely';
+import { type EmailsTable, fromFlag, type Verdict } from '../db/index.ts';
+
+export interface AddressList {
+  text: string;
+  addresses: Array<{ name: string | null; address: string | null }>;
+}
+
+export interface AttachmentInfo {
+  filename: string | null;
+  contentType: string;
+  size: number;
+  contentId: string | null;
+  contentDisposition: string | null;
+}
+
+/** A received email as the API families present it (one row per accepted recipient). */
+export interface StoredEmail {
+  id: string;
+  accountId: string;
+  domainId: string | null;
+  recipient: string;
+  messageId: string | null;
+  subject: string | null;
+  fromAddress: string | null;
+  fromName: string | null;
+  from: AddressList | null;
+  to: AddressList | null;
+  cc: AddressList | null;
+  bcc: AddressList | null;
+  replyTo: AddressList | null;
+  sentDate: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  priority: string | null;
+  textBody: string | null;
+  htmlBody: string | null;
+  headers: Record<string, string | string[]>;
+  attachments: AttachmentInfo[];
+  parseSuccess: boolean;
+  parseError: string | null;
+  rawBlobKey: string;
+  rawSize: number;
+  verdicts: { spf: Verdict; dkim: Verdict; dmarc: Verdict; arc: Verdict; spam: Verdict; virus: Verdict };
+  threadId: string | null;
+  threadPosition: number | null;
+  isRead: boolean;
+  readAt: string | null;
+  isArchived: boolean;
+  archivedAt: string | null;
+  processingMs: number;
+  receivedAt: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A list row: everything but the bodies, with the start of the text (or HTML) for the preview. */
+export interface EmailSummary {
+  id: string;
+  messageId: string | null;
+  subject: string | null;
+  fromAddress: string | null;
+  fromName: string | null;
+  from: AddressList | null;
+  to: AddressList | null;
+  cc: AddressList | null;
+  recipient: string;
+  preview: string;
+  attachmentCount: number;
+  parseSuccess: boolean;
+  parseError: string | null;
+  threadId: string | null;
+  threadPosition: number | null;
+  isRead: boolean;
+  readAt: string | null;
+  isArchived: boolean;
+  archivedAt: string | null;
+  receivedAt: string;
+  createdAt: string;
+}
+
+/** Every stored column but PostgreSQL's generated search vector, which no reader needs. */
+export const EMAIL_COLUMNS = [
+  'id',
+  'account_id',
+  'domain_id',
+  'address_id',
+  'recipient',
+  'mail_from',
+  'helo',
+  'client_ip',
+  'message_id',
+  'subject',
+  'from_address',
+  'from_name',
+  'from_json',
+  'to_json',
+  'cc_json',
+  'bcc_json',
+  'reply_to_json',
+  'sent_date',
+  'in_reply_to',
+  'references_json',
+  'priority',
+  'text_body',
+  'html_body',
+  'headers_json',
+  'attachments_json',
+  'attachment_count',
+  'parse_success',
+  'parse_error',
+  'raw_blob_key',
+  'raw_size',
+  'raw_sha256',
+  'spf',
+  'dkim',
+  'dmarc',
+  'arc',
+  'spam',
+  'virus',
+  'auth_results',
+  'thread_id',
+  'thread_position',
+  'is_read',
+  'read_at',
+  'is_archived',
+  'archived_at',
+  'processing_ms',
+  'received_at',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof EmailsTable>;
+
+export const SUMMARY_COLUMNS = [
+  'id',
+  'message_id',
+  'subject',
+  'from_address',
+  'from_name',
+  'from_json',
+  'to_json',
+  'cc_json',
+  'recipient',
+  'attachment_count',
+  'parse_success',
+  'parse_error',
+  'thread_id',
+  'thread_position',
+  'is_read',
+  'read_at',
+  'is_archived',
+  'archived_at',
+  'received_at',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof EmailsTable>;
+
+/** How much of each body a list row reads: enough for a 200-character preview, even after HTML markup is gone. */
+const TEXT_HEAD_CHARS = 2_000;
+const HTML_HEAD_CHARS = 50_000;
+
+/** The start of the bodies a preview is made from (the HTML only when there is no text). */
+export const PREVIEW_HEADS = [
+  sql<string | null>`substr(emails.text_body, 1, ${sql.lit(TEXT_HEAD_CHARS)})`.as('text_head'),
+  sql<
+    string | null
+  >`case when emails.text_body is null then substr(emails.html_body, 1, ${sql.lit(HTML_HEAD_CHARS)}) end`.as(
+    'html_head',
+  ),
+];
+
+export type SummaryRow = Pick<EmailsTable, (typeof SUMMARY_COLUMNS)[number]> & {
+  text_head: string | null;
+  html_head: string | null;
+};
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** The readable text of an HTML fragment: no head, style, script or comments, tags dropped, entities decoded. */
+export function htmlToText(html: string): string {
+  return html
+    .replace(/<!--[\s\S]*?(-->|$)/g, ' ')
+    .replace(/<(head|style|script|title)\b[\s\S]*?(<\/\1\s*>|$)/gi, ' ')
+    .replace(/<[^>]*>?/g, ' ')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
+      if (name[0] === '#') {
+        const code = name[1]?.toLowerCase() === 'x' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
+      }
+      return ENTITIES[name.toLowerCase()] ?? entity;
+    });
+}
+
+/** The first 200 characters of the text body, or of the HTML with markup stripped; runs of whitespace become one space. */
+export function previewOf(text: string | null, html: string | null): string {
+  const source = text ?? (html ? htmlToText(html) : '');
+  return source.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
+export function toSummary(row: SummaryRow): EmailSummary {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    subject: row.subject,
+    fromAddress: row.from_address,
+    fromName: row.from_name,
+    from: parseJson(row.from_json, null),
+    to: parseJson(row.to_json, null),
+    cc: parseJson(row.cc_json, null),
+    recipient: row.recipient,
+    preview: previewOf(row.text_head, row.html_head),
+    attachmentCount: Number(row.attachment_count),
+    parseSuccess: fromFlag(row.parse_success),
+    parseError: row.parse_error,
+    threadId: row.thread_id,
+    threadPosition: row.thread_position === null ? null : Number(row.thread_position),
+    isRead: fromFlag(row.is_read),
+    readAt: row.read_at,
+    isArchived: fromFlag(row.is_archived),
+    archivedAt: row.archived_at,
+    receivedAt: row.received_at,
+    createdAt: row.created_at,
+  };
+}
+
+export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[number]>): StoredEmail {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    domainId: row.domain_id,
+    recipient: row.recipient,
+    messageId: row.message_id,
+    subject: row.subject,
+    fromAddress: row.from_address,
+    fromName: row.from_name,
+    from: parseJson(row.from_json, null),
+    to: parseJson(row.to_json, null),
+    cc: parseJson(row.cc_json, null),
+    bcc: parseJson(row.bcc_json, null),
+    replyTo: parseJson(row.reply_to_json, null),
+    sentDate: row.sent_date,
+    inReplyTo: row.in_reply_to,
+    references: parseJson(row.references_json, []),
+    priority: row.priority,
+    textBody: row.text_body,
+    htmlBody: row.html_body,
+    headers: parseJson(row.headers_json, {}),
+    attachments: parseJson(row.attachments_json, []),
+    parseSuccess: fromFlag(row.parse_success),
+    parseError: row.parse_error,
+    rawBlobKey: row.raw_blob_key,
+    rawSize: Number(row.raw_size),
+    verdicts: { spf: row.spf, dkim: row.dkim, dmarc: row.dmarc, arc: row.arc, spam: row.spam, virus: row.virus },
+    threadId: row.thread_id,
+    threadPosition: row.thread_position === null ? null : Number(row.thread_position),
+    isRead: fromFlag(row.is_read),
+    readAt: row.read_at,
+    isArchived: fromFlag(row.is_archived),
+    archivedAt: row.archived_at,
+    processingMs: Number(row.processing_ms),
+    receivedAt: row.received_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,203 @@
+import { type Clock, Invalid, NotFound } from '../core/index.ts';
+import type { Db, ThreadsTable } from '../db/index.ts';
+import { mailConditions } from './mail-filters.ts';
+import type { SqlDialect } from './search-sql.ts';
+import {
+  type AddressList,
+  EMAIL_COLUMNS,
+  type EmailSummary,
+  PREVIEW_HEADS,
+  type StoredEmail,
+  SUMMARY_COLUMNS,
+  toStoredEmail,
+  toSummary,
+} from './stored-email.ts';
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+export interface ThreadSummary {
+  id: string;
+  rootMessageId: string;
+  normalizedSubject: string;
+  messageCount: number;
+  lastMessageAt: string;
+  createdAt: string;
+  updatedAt: string;
+  participantEmails: string[];
+  participantNames: string[];
+  latest: EmailSummary | null;
+  unreadCount: number;
+  isArchived: boolean;
+}
+
+export interface ThreadListQuery {
+  limit: number;
+  /** The id of the last thread of the previous page. */
+  cursor?: string;
+  search?: string;
+  unreadOnly?: boolean;
+  /** A domain name or id. */
+  domain?: string;
+  /** An address, or the id of one of the account's addresses. */
+  address?: string;
+}
+
+/** Lower-cased addresses of From, To and Cc, and their `Name <address>` forms, first appearance first. */
+function participants(emails: Array<{ from: AddressList | null; to: AddressList | null; cc: AddressList | null }>) {
+  const names = new Map<string, string>();
+  for (const email of emails) {
+    for (const list of [email.from, email.to, email.cc]) {
+      for (const { name, address } of list?.addresses ?? []) {
+        if (!address) continue;
+        const key = address.toLowerCase();
+        if (!names.has(key) || (name && names.get(key) === key)) names.set(key, name ? `${name} <${key}>` : key);
+      }
+    }
+  }
+  return { participantEmails: [...names.keys()], participantNames: [...names.values()] };
+}
+
+function summarize(thread: ThreadsTable, emails: EmailSummary[]): ThreadSummary {
+  const latest = emails.reduce<EmailSummary | null>(
+    (newest, email) => (!newest || email.receivedAt >= newest.receivedAt ? email : newest),
+    null,
+  );
+  return {
+    id: thread.id,
+    rootMessageId: thread.root_message_id,
+    normalizedSubject: thread.normalized_subject,
+    messageCount: Number(thread.message_count),
+    lastMessageAt: thread.last_message_at,
+    createdAt: thread.created_at,
+    updatedAt: thread.updated_at,
+    ...participants(emails),
+    latest,
+    unreadCount: emails.filter((email) => !email.isRead).length,
+    isArchived: emails.length > 0 && emails.every((email) => email.isArchived),
+  };
+}
+
+/** Conversations (threads ingest builds from Message-ID, In-Reply-To and References), newest activity first. */
+export class ThreadsService {
+  readonly #db: Db;
+  readonly #dialect: SqlDialect;
+  readonly #clock: Clock;
+
+  constructor(deps: { db: Db; dialect: SqlDialect; clock: Clock }) {
+    this.#db = deps.db;
+    this.#dialect = deps.dialect;
+    this.#clock = deps.clock;
+  }
+
+  async list(
+    accountId: string,
+    query: ThreadListQuery,
+  ): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }> {
+    let select = this.#db.selectFrom('threads').selectAll().where('threads.account_id', '=', accountId);
+    if (query.cursor !== undefined) {
+      const cursor = await this.#db
+        .selectFrom('threads')
+        .select(['id', 'last_message_at'])
+        .where('account_id', '=', accountId)
+        .where('id', '=', query.cursor)
+        .executeTakeFirst();
+      if (!cursor) throw new Invalid('Invalid cursor');
+      select = select.where((eb) =>
+        eb.or([
+          eb('threads.last_message_at', '<', cursor.last_message_at),
+          eb.and([eb('threads.last_message_at', '=', cursor.last_message_at), eb('threads.id', '<', cursor.id)]),
+        ]),
+      );
+    }
+    if (query.search?.trim() || query.domain || query.address || query.unreadOnly) {
+      const where = mailConditions(
+        this.#dialect,
+        accountId,
+        {
+          search: query.search,
+          domain: query.domain,
+          emailAddress: query.address === undefined ? undefined : await this.#address(accountId, query.address),
+          isRead: query.unreadOnly ? false : undefined,
+          archived: 'include',
+        },
+        this.#clock.now().getTime(),
+      );
+      select = select.where('threads.id', 'in', (eb) =>
+        eb
+          .selectFrom('emails')
+          .select('emails.thread_id')
+          .where((inner) => inner.and(where(inner)))
+          .where('emails.thread_id', 'is not', null)
+          .$narrowType<{ thread_id: string }>(),
+      );
+    }
+    const rows = await select
+      .orderBy('threads.last_message_at', 'desc')
+      .orderBy('threads.id', 'desc')
+      .limit(query.limit + 1)
+      .execute();
+    const page = rows.slice(0, query.limit);
+    const emails = await this.#summaries(
+      accountId,
+      page.map((thread) => thread.id),
+    );
+    return {
+      threads: page.map((thread) => summarize(thread, emails.get(thread.id) ?? [])),
+      nextCursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
+    };
+  }
+
+  async get(accountId: string, id: string): Promise<{ thread: ThreadSummary; messages: StoredEmail[] }> {
+    if (!ID_PATTERN.test(id)) throw new Invalid('Valid thread ID is required');
+    const thread = await this.#db
+      .selectFrom('threads')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!thread) throw new NotFound('Thread not found');
+    const rows = await this.#db
+      .selectFrom('emails')
+      .select([...EMAIL_COLUMNS])
+      .where('account_id', '=', accountId)
+      .where('thread_id', '=', id)
+      .orderBy('thread_position')
+      .orderBy('received_at')
+      .orderBy('id')
+      .execute();
+    const messages = rows.map(toStoredEmail);
+    const summaries = (await this.#summaries(accountId, [id])).get(id) ?? [];
+    return { thread: summarize(thread, summaries), messages };
+  }
+
+  async #address(accountId: string, value: string): Promise<string> {
+    if (value.includes('@')) return value;
+    const row = await this.#db
+      .selectFrom('email_addresses')
+      .select('address')
+      .where('account_id', '=', accountId)
+      .where('id', '=', value)
+      .executeTakeFirst();
+    return row?.address ?? value;
+  }
+
+  async #summaries(accountId: string, threadIds: string[]): Promise<Map<string, EmailSummary[]>> {
+    const byThread = new Map<string, EmailSummary[]>();
+    if (threadIds.length === 0) return byThread;
+    const rows = await this.#db
+      .selectFrom('emails')
+      .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
+      .select(PREVIEW_HEADS)
+      .where('emails.account_id', '=', accountId)
+      .where('emails.thread_id', 'in', threadIds)
+      .orderBy('emails.received_at')
+      .execute();
+    for (const row of rows) {
+      const summary = toSummary(row);
+      const list = byThread.get(row.thread_id!) ?? [];
+      list.push(summary);
+      byThread.set(row.thread_id!, list);
+    }
+    return byThread;
+  }
+}
