@@ -1,13 +1,20 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { AccountsService } from './accounts/index.ts';
+import { type BlobStore, openBlobStore } from './blobs/index.ts';
+import { EmailAddressesService } from './addresses/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './db/index.ts';
+import { createDeliverySystem, type DeliverySystem, webhookAddressGuard } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
-import { findEndpointSummary } from './endpoints/index.ts';
+import { findEndpointSummary, findEndpointTargets, findWebhookTargets } from './endpoints/index.ts';
 import { buildHttpServer } from './http/index.ts';
+import { createIngestService, extractAttachment, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
+import { MailService, ThreadsService } from './mail/index.ts';
+import { RoutingService } from './routing/index.ts';
+import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -17,9 +24,20 @@ export interface App {
   database: DatabaseHandle;
   accounts: AccountsService;
   domains: DomainsService;
+  addresses: EmailAddressesService;
+  /** Resolves envelope recipients to accept/reject and a delivery target (SMTP and ingest use it). */
+  router: RoutingService;
+  /** Raw messages (fs or S3), read by attachments and forwarding. */
+  blobs: BlobStore;
+  /** Stores received mail; `ingest.onCommitted(listener)` tells when new mail and its delivery jobs are committed. */
+  ingest: IngestService;
+  /** The outbox worker of this process and the delivery operations (retry, test, replay, log). */
+  delivery: DeliverySystem;
+  /** Stored mail: lists, search, reads, read/archive state, attachments. */
+  mail: MailService;
   http: FastifyInstance;
-  /** Starts listening and the background jobs. Returns the bound HTTP address. */
-  start(): Promise<{ httpUrl: string }>;
+  /** Starts listening and the background jobs. Returns the bound HTTP address and SMTP port. */
+  start(): Promise<{ httpUrl: string; smtpPort: number }>;
   close(): Promise<void>;
 }
 
@@ -35,6 +53,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const database = await openDatabase(config.database);
   await migrateToLatest(database);
   const { db } = database;
+  const blobs = await openBlobStore(config.blobs);
 
   const dns = createDnsLookup(config.dnsServers);
   const accounts = new AccountsService(db, clock);
@@ -45,7 +64,64 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     settings: { mxHost: config.mxHost, giveUpAfterMs: config.domainVerification.giveUpAfterMs },
     endpoints: { find: (accountId, id) => findEndpointSummary(db, accountId, id) },
   });
-  const http = await buildHttpServer({ accounts, domains, ping: database.ping }, logger, VERSION);
+  const addresses = new EmailAddressesService({
+    db,
+    clock,
+    targets: {
+      endpoints: (accountId, ids) => findEndpointTargets(db, accountId, ids),
+      webhooks: (accountId, ids) => findWebhookTargets(db, accountId, ids),
+    },
+  });
+  const router = new RoutingService({ db });
+  const ingest = createIngestService({
+    db,
+    blobs,
+    resolveDns: dns.raw,
+    logger,
+    mxHost: config.mxHost,
+    commitConcurrency: database.kind === 'sqlite' ? 1 : 4,
+  });
+  const smtp = createSmtpReceiver({
+    router,
+    ingest,
+    logger,
+    hostname: config.mxHost,
+    maxMessageBytes: config.smtp.maxMessageBytes,
+    maxConnections: config.smtp.maxConnections,
+    tls: await loadTlsMaterial({
+      dataDir: config.dataDir,
+      hostname: config.mxHost,
+      certPath: config.smtp.tlsCertPath,
+      keyPath: config.smtp.tlsKeyPath,
+    }),
+  });
+  const delivery = createDeliverySystem({
+    db,
+    database:
+      config.database.kind === 'postgres'
+        ? { kind: 'postgres', url: config.database.url, schema: config.database.schema }
+        : { kind: 'sqlite' },
+    clock,
+    logger,
+    dns,
+    guard: webhookAddressGuard(config.webhookAllowPrivate),
+    readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
+    settings: {
+      ...config.delivery,
+      publicUrl: config.publicUrl,
+      version: VERSION,
+      hostname: config.mxHost,
+      relayUrl: config.smtp.relayUrl,
+    },
+  });
+  ingest.onCommitted(() => delivery.jobsQueued());
+  const mail = new MailService({ db, dialect: database.kind, clock, raw: blobs, extractAttachment });
+  const threads = new ThreadsService({ db, dialect: database.kind, clock });
+  const http = await buildHttpServer(
+    { accounts, domains, addresses, deliveries: delivery.service, mail, threads, ping: database.ping },
+    logger,
+    VERSION,
+  );
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;
   return {
@@ -54,16 +130,31 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     database,
     accounts,
     domains,
+    addresses,
+    router,
+    blobs,
+    ingest,
+    delivery,
+    mail,
     http,
     async start() {
+      // Blobs a crash left without a row; on S3 (shared by several processes) only old ones, in case another
+      // process is still ingesting a recent one.
+      await removeOrphanBlobs(db, blobs, { olderThanMs: config.blobs.kind === 'fs' ? 0 : 15 * 60_000 });
+      const smtpPort = await smtp.listen(config.smtp.port, config.smtp.host);
       const httpUrl = await http.listen({ port: config.http.port, host: config.http.host });
       verifier = startDomainVerifier(domains, config.domainVerification.intervalMs, logger);
-      return { httpUrl };
+      await delivery.start();
+      return { httpUrl, smtpPort };
     },
     async close() {
       await verifier?.stop();
+      await smtp.close();
+      await ingest.drain();
+      await delivery.stop();
       await http.close();
       await database.close();
+      await blobs.close();
     },
   };
 }

@@ -1,1 +1,2 @@
 export { type EndpointSummary, findEndpointSummary } from './endpoint-directory.ts';
+export { type EndpointType, findEndpointTargets, findWebhookTargets, type RoutingTarget } from './routing-targets.ts';

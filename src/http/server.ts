@@ -5,15 +5,28 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AccountsService } from '../accounts/index.ts';
+import type { EmailAddressesService } from '../addresses/index.ts';
 import type { Logger } from '../core/index.ts';
+import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
+import type { MailService, ThreadsService } from '../mail/index.ts';
 import { requireApiKey } from './auth.ts';
 import { handleError } from './errors.ts';
+import { deliveryRoutes } from './routes/deliveries.ts';
+import { attachmentRoutes } from './routes/attachments.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { emailAddressRoutes } from './routes/email-addresses.ts';
+import { emailRoutes } from './routes/emails.ts';
+import { mailRoutes } from './routes/mail.ts';
+import { threadRoutes } from './routes/threads.ts';
 
 export interface HttpServices {
   accounts: AccountsService;
   domains: DomainsService;
+  deliveries: DeliveryService;
+  addresses: EmailAddressesService;
+  mail: MailService;
+  threads: ThreadsService;
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>;
 }
@@ -82,7 +95,13 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
     await app.register(
       async (api) => {
         requireApiKey(api, services.accounts);
-        await api.register(domainRoutes, { family, domains: services.domains });
+        await api.register(domainRoutes, { family, domains: services.domains, mail: services.mail });
+        await api.register(deliveryRoutes, { family, deliveries: services.deliveries });
+        await api.register(emailAddressRoutes, { family, addresses: services.addresses });
+        await api.register(mailRoutes, { family, mail: services.mail });
+        await api.register(emailRoutes, { family, mail: services.mail });
+        await api.register(threadRoutes, { family, threads: services.threads });
+        await api.register(attachmentRoutes, { family, mail: services.mail });
       },
       { prefix: `/api/${family}` },
     );

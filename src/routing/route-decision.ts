@@ -1,4 +1,7 @@
-/** Where mail accepted for one recipient goes. */
+/**
+ * Where mail accepted for one recipient goes. `none` means store only: the address has no routing, its endpoint or
+ * webhook is switched off (inactive targets receive nothing), or it is dmarc@ mail on a domain that does not route it.
+ */
 export type RouteTarget =
   | { kind: 'endpoint'; endpointId: string; endpointType: 'webhook' | 'email' | 'email_group' }
   | { kind: 'webhook'; webhookId: string }
@@ -14,7 +17,7 @@ export type RouteDecision =
   | { accepted: false; reason: RejectReason }
   | {
       accepted: true;
-      /** The recipient as matched: trimmed and lower-cased. */
+      /** The recipient as matched: trimmed, without angle brackets, lower-cased. */
       recipient: string;
       accountId: string;
       domainId: string;

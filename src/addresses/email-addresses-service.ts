@@ -1,0 +1,267 @@
+import { type Clock, Conflict, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
+import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, toFlag } from '../db/index.ts';
+import type { EndpointType, RoutingTarget } from '../endpoints/index.ts';
+
+/** How addresses find the account's endpoints and webhooks they route to (other accounts' are absent). */
+export interface RoutingTargetDirectory {
+  endpoints(accountId: string, ids: string[]): Promise<Map<string, RoutingTarget>>;
+  webhooks(accountId: string, ids: string[]): Promise<Map<string, RoutingTarget>>;
+}
+
+export interface AddressRouting {
+  type: 'endpoint' | 'webhook' | 'none';
+  id: string | null;
+  name: string | null;
+  config: Record<string, unknown> | null;
+  isActive: boolean;
+  endpointType: EndpointType | null;
+}
+
+export interface EmailAddress {
+  id: string;
+  accountId: string;
+  address: string;
+  domainId: string;
+  endpointId: string | null;
+  webhookId: string | null;
+  isActive: boolean;
+  /** Whether the SMTP receiver accepts mail for the address right now: derived, never stored. */
+  isReceiptRuleConfigured: boolean;
+  domain: { id: string; name: string; status: DomainsTable['status'] };
+  routing: AddressRouting;
+  /** Why the address cannot receive yet; null when it can. */
+  warning: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AddressListQuery {
+  limit: number;
+  offset: number;
+  domainId?: string;
+  isActive?: boolean;
+  isReceiptRuleConfigured?: boolean;
+}
+
+export interface AddressCreate {
+  address?: unknown;
+  domainId?: unknown;
+  endpointId?: string | null;
+  webhookId?: string | null;
+  isActive?: boolean;
+}
+
+export interface AddressUpdate {
+  endpointId?: string | null;
+  webhookId?: string | null;
+  isActive?: boolean;
+}
+
+/** The format the original service accepts; anything stricter would refuse addresses its users already have. */
+const ADDRESS_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+type Row = EmailAddressesTable & { domain_name: string; domain_status: DomainsTable['status'] };
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '23505' || /UNIQUE constraint failed/i.test(e.message ?? '');
+}
+
+function receives(row: Row): boolean {
+  return fromFlag(row.is_active) && row.domain_status === 'verified';
+}
+
+function warningFor(row: Row): string | null {
+  if (row.domain_status !== 'verified') {
+    return `Domain ${row.domain_name} is not verified yet: mail to this address will be rejected until it is`;
+  }
+  if (!fromFlag(row.is_active)) return 'Email address is inactive: mail to it is rejected until it is activated again';
+  return null;
+}
+
+export class EmailAddressesService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly targets: RoutingTargetDirectory;
+
+  constructor(deps: { db: Db; clock: Clock; targets: RoutingTargetDirectory }) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.targets = deps.targets;
+  }
+
+  async list(accountId: string, query: AddressListQuery): Promise<{ addresses: EmailAddress[]; total: number }> {
+    let base = this.selectRows().where('email_addresses.account_id', '=', accountId);
+    if (query.domainId) base = base.where('email_addresses.domain_id', '=', query.domainId);
+    if (query.isActive !== undefined) base = base.where('email_addresses.is_active', '=', toFlag(query.isActive));
+    if (query.isReceiptRuleConfigured === true) {
+      base = base.where('email_addresses.is_active', '=', 1).where('domains.status', '=', 'verified');
+    } else if (query.isReceiptRuleConfigured === false) {
+      base = base.where((eb) =>
+        eb.or([eb('email_addresses.is_active', '=', 0), eb('domains.status', '!=', 'verified')]),
+      );
+    }
+    const [rows, count] = await Promise.all([
+      base
+        .selectAll('email_addresses')
+        .select(['domains.domain as domain_name', 'domains.status as domain_status'])
+        .orderBy('email_addresses.id', 'desc')
+        .limit(query.limit)
+        .offset(query.offset)
+        .execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { addresses: await this.present(accountId, rows), total: Number(count.n) };
+  }
+
+  async get(accountId: string, id: string): Promise<EmailAddress> {
+    const [address] = await this.present(accountId, [await this.ownedRow(accountId, id)]);
+    return address!;
+  }
+
+  async create(accountId: string, input: AddressCreate): Promise<EmailAddress> {
+    const missing = [
+      ...(typeof input.address === 'string' && input.address.trim() !== '' ? [] : ['address']),
+      ...(typeof input.domainId === 'string' && input.domainId !== '' ? [] : ['domainId']),
+    ];
+    if (missing.length > 0) throw new Invalid('Missing required fields', { required: missing });
+    const address = (input.address as string).trim().toLowerCase();
+    if (!ADDRESS_FORMAT.test(address)) throw new Invalid('Invalid email address format');
+    const domain = await this.db
+      .selectFrom('domains')
+      .select(['id', 'domain'])
+      .where('id', '=', input.domainId as string)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!domain) throw new NotFound('Domain not found or access denied');
+    if (address.slice(address.lastIndexOf('@') + 1) !== domain.domain) {
+      throw new Invalid(`Email address must belong to domain ${domain.domain}`);
+    }
+    if (input.endpointId && input.webhookId) throw new Invalid('Cannot specify both endpoint and webhook');
+    await this.assertTargets(accountId, input);
+    const existing = await this.db
+      .selectFrom('email_addresses')
+      .select('id')
+      .where('address', '=', address)
+      .executeTakeFirst();
+    if (existing) throw new Conflict('Email address already exists');
+
+    const now = isoNow(this.clock);
+    const id = newId('addr');
+    try {
+      await this.db
+        .insertInto('email_addresses')
+        .values({
+          id,
+          account_id: accountId,
+          domain_id: domain.id,
+          address,
+          endpoint_id: input.endpointId ?? null,
+          webhook_id: input.webhookId ?? null,
+          is_active: toFlag(input.isActive ?? true),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict('Email address already exists');
+      throw error;
+    }
+    return this.get(accountId, id);
+  }
+
+  async update(accountId: string, id: string, update: AddressUpdate): Promise<EmailAddress> {
+    const row = await this.ownedRow(accountId, id);
+    if (update.endpointId && update.webhookId) throw new Invalid('Cannot specify both endpoint and webhook');
+    await this.assertTargets(accountId, update);
+    const changes: Partial<EmailAddressesTable> = {};
+    // Routing is exclusive: setting one target clears the other; null removes just that one.
+    if (update.endpointId !== undefined) {
+      changes.endpoint_id = update.endpointId;
+      if (update.endpointId) changes.webhook_id = null;
+    }
+    if (update.webhookId !== undefined) {
+      changes.webhook_id = update.webhookId;
+      if (update.webhookId) changes.endpoint_id = null;
+    }
+    if (update.isActive !== undefined) changes.is_active = toFlag(update.isActive);
+    if (Object.keys(changes).length > 0) {
+      await this.db
+        .updateTable('email_addresses')
+        .set({ ...changes, updated_at: isoNow(this.clock) })
+        .where('id', '=', row.id)
+        .execute();
+    }
+    return this.get(accountId, id);
+  }
+
+  async remove(accountId: string, id: string): Promise<{ address: string; domain: string }> {
+    const row = await this.ownedRow(accountId, id);
+    await this.db.deleteFrom('email_addresses').where('id', '=', row.id).execute();
+    return { address: row.address, domain: row.domain_name };
+  }
+
+  private selectRows() {
+    return this.db.selectFrom('email_addresses').innerJoin('domains', 'domains.id', 'email_addresses.domain_id');
+  }
+
+  private async ownedRow(accountId: string, id: string): Promise<Row> {
+    const row = await this.selectRows()
+      .selectAll('email_addresses')
+      .select(['domains.domain as domain_name', 'domains.status as domain_status'])
+      .where('email_addresses.id', '=', id)
+      .where('email_addresses.account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) throw new NotFound('Email address not found');
+    return row;
+  }
+
+  private async assertTargets(accountId: string, ids: { endpointId?: string | null; webhookId?: string | null }) {
+    if (ids.endpointId && !(await this.targets.endpoints(accountId, [ids.endpointId])).has(ids.endpointId)) {
+      throw new NotFound('Endpoint not found or access denied');
+    }
+    if (ids.webhookId && !(await this.targets.webhooks(accountId, [ids.webhookId])).has(ids.webhookId)) {
+      throw new NotFound('Webhook not found or access denied');
+    }
+  }
+
+  private async present(accountId: string, rows: Row[]): Promise<EmailAddress[]> {
+    const [endpoints, webhooks] = await Promise.all([
+      this.targets.endpoints(
+        accountId,
+        rows.flatMap((row) => (row.endpoint_id ? [row.endpoint_id] : [])),
+      ),
+      this.targets.webhooks(
+        accountId,
+        rows.flatMap((row) => (row.webhook_id ? [row.webhook_id] : [])),
+      ),
+    ]);
+    return rows.map((row) => {
+      const endpoint = row.endpoint_id ? endpoints.get(row.endpoint_id) : undefined;
+      const webhook = row.webhook_id ? webhooks.get(row.webhook_id) : undefined;
+      const target = endpoint ?? webhook;
+      return {
+        id: row.id,
+        accountId: row.account_id,
+        address: row.address,
+        domainId: row.domain_id,
+        endpointId: row.endpoint_id,
+        webhookId: row.webhook_id,
+        isActive: fromFlag(row.is_active),
+        isReceiptRuleConfigured: receives(row),
+        domain: { id: row.domain_id, name: row.domain_name, status: row.domain_status },
+        routing: {
+          type: endpoint ? 'endpoint' : webhook ? 'webhook' : 'none',
+          id: target?.id ?? null,
+          name: target?.name ?? null,
+          config: target?.config ?? null,
+          isActive: target?.isActive ?? false,
+          endpointType: endpoint?.type ?? null,
+        },
+        warning: warningFor(row),
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      };
+    });
+  }
+}

@@ -1,0 +1,9 @@
+export {
+  type AddressCreate,
+  type AddressListQuery,
+  type AddressRouting,
+  type AddressUpdate,
+  type EmailAddress,
+  EmailAddressesService,
+  type RoutingTargetDirectory,
+} from './email-addresses-service.ts';

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { RouteDecision } from '../../src/routing/index.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+
+let dns: DnsServer;
+let server: TestApp;
+let api: ApiClient;
+const ids: Record<string, string> = {};
+
+async function address(address: string, domainId: string, extra: Record<string, unknown> = {}) {
+  const created = await api.post('/api/v2/email-addresses', { address, domainId, ...extra });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  ids[address] = created.body.id;
+  return created.body;
+}
+
+before(async () => {
+  dns = await startDnsServer();
+  server = await startTestApp({ DNS_SERVERS: dns.address });
+  api = apiClient(server.baseUrl, server.apiKey);
+
+  const routed = await createVerifiedDomain(api, dns, 'route.test');
+  ids.domain = routed.id;
+  const catchAll = await createVerifiedDomain(api, dns, 'catchall.test');
+  ids.catchAllDomain = catchAll.id;
+  const dmarcRouted = await createVerifiedDomain(api, dns, 'dmarc-routed.test');
+  ids.dmarcDomain = dmarcRouted.id;
+  const subdomain = await api.post('/api/v2/domains', { domain: 'mail.route.test' });
+  assert.equal(subdomain.body.status, 'verified');
+  ids.subdomain = subdomain.body.id;
+  const unverified = await api.post('/api/v2/domains', { domain: 'unverified-route.test' });
+  ids.unverified = unverified.body.id;
+
+  await address('info@route.test', routed.id);
+  await address('sales@route.test', routed.id);
+  await address('store@route.test', routed.id);
+  await address('off@route.test', routed.id, { isActive: false });
+  await address('tagged+news@route.test', routed.id);
+  await address('hello@mail.route.test', subdomain.body.id);
+  await address('early@unverified-route.test', unverified.body.id);
+  await address('vip@catchall.test', catchAll.id);
+  await address('dmarc@dmarc-routed.test', dmarcRouted.id);
+
+  await server.app.database.db
+    .updateTable('domains')
+    .set({ receive_dmarc_emails: 1 })
+    .where('id', '=', dmarcRouted.id)
+    .execute();
+});
+after(async () => {
+  await server.close();
+  await dns.close();
+});
+
+type Expected = (ids: Record<string, string>, accountId: string) => RouteDecision;
+
+const accept =
+  (
+    recipient: string,
+    domainKey: string,
+    addressKey: string | null,
+    matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc',
+    target: (ids: Record<string, string>) => Extract<RouteDecision, { accepted: true }>['target'],
+  ): Expected =>
+  (ids, accountId) => ({
+    accepted: true,
+    recipient,
+    accountId,
+    domainId: ids[domainKey]!,
+    addressId: addressKey ? ids[addressKey]! : null,
+    matchedBy,
+    target: target(ids),
+  });
+const none = () => ({ kind: 'none' as const });
+const reject =
+  (reason: Extract<RouteDecision, { accepted: false }>['reason']): Expected =>
+  () => ({ accepted: false, reason });
+
+const table: Array<[string, string, Expected]> = [
+  [
+    'exact match to a webhook endpoint',
+    'info@route.test',
+    accept('info@route.test', 'domain', 'info@route.test', 'address', none),
+  ],
+  [
+    'exact match to an email endpoint',
+    'sales@route.test',
+    accept('sales@route.test', 'domain', 'sales@route.test', 'address', none),
+  ],
+  [
+    'case and surrounding brackets do not matter',
+    ' <INFO@Route.TEST> ',
+    accept('info@route.test', 'domain', 'info@route.test', 'address', none),
+  ],
+  [
+    'an address without routing is stored only',
+    'store@route.test',
+    accept('store@route.test', 'domain', 'store@route.test', 'address', none),
+  ],
+  [
+    '+tag falls back to the address without it',
+    'sales+q3@route.test',
+    accept('sales+q3@route.test', 'domain', 'sales@route.test', 'subaddress', none),
+  ],
+  [
+    'an address that itself has a + matches exactly',
+    'tagged+news@route.test',
+    accept('tagged+news@route.test', 'domain', 'tagged+news@route.test', 'address', none),
+  ],
+  ['an unknown address on a domain without catch-all rejects', 'nobody@route.test', reject('unknown_address')],
+  ['+tag of an unknown address rejects', 'nobody+x@route.test', reject('unknown_address')],
+  ['an inactive address rejects', 'off@route.test', reject('inactive_address')],
+  ['an inactive address rejects through its +tag too', 'off+x@route.test', reject('inactive_address')],
+  [
+    'an unverified domain rejects even a configured address',
+    'early@unverified-route.test',
+    reject('unverified_domain'),
+  ],
+  [
+    'a registered subdomain routes its own addresses',
+    'hello@mail.route.test',
+    accept('hello@mail.route.test', 'subdomain', 'hello@mail.route.test', 'address', none),
+  ],
+  ['an unregistered subdomain of a verified domain is unknown', 'info@other.route.test', reject('unknown_domain')],
+  [
+    'dmarc@ is stored but not routed by default',
+    'dmarc@route.test',
+    accept('dmarc@route.test', 'domain', null, 'dmarc', none),
+  ],
+  [
+    'dmarc+tag@ is dmarc mail too',
+    'dmarc+rua@route.test',
+    accept('dmarc+rua@route.test', 'domain', null, 'dmarc', none),
+  ],
+  [
+    'dmarc@ routes normally when receiveDmarcEmails is set',
+    'dmarc@dmarc-routed.test',
+    accept('dmarc@dmarc-routed.test', 'dmarcDomain', 'dmarc@dmarc-routed.test', 'address', none),
+  ],
+  ['an unknown domain rejects (relay attempt)', 'info@unknown.test', reject('unknown_domain')],
+  ['a malformed recipient rejects', 'not-an-address', reject('unknown_address')],
+];
+
+describe('RoutingService.resolve', () => {
+  for (const [title, recipient, expected] of table) {
+    test(`${title}: ${recipient.trim()}`, async () => {
+      const accountId = (await server.app.accounts.authenticate(server.apiKey))!.id;
+      assert.deepEqual(await server.app.router.resolve(recipient), expected(ids, accountId));
+    });
+  }
+
+  test('a deactivated address keeps its routing when activated again', async () => {
+    await api.put(`/api/v2/email-addresses/${ids['info@route.test']}`, { isActive: false });
+    assert.deepEqual(await server.app.router.resolve('info@route.test'), {
+      accepted: false,
+      reason: 'inactive_address',
+    });
+    await api.put(`/api/v2/email-addresses/${ids['info@route.test']}`, { isActive: true });
+    const decision = await server.app.router.resolve('info@route.test');
+    assert.equal(decision.accepted, true);
+    assert.deepEqual(decision.accepted && decision.target, none());
+  });
+});
