@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { createForwardEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.ts';
+
+let dns: DnsServer;
+let sink: SmtpSink;
+let server: TestApp;
+let api: ApiClient;
+let domainId: string;
+let counter = 0;
+
+before(async () => {
+  dns = await startDnsServer();
+  sink = await startSmtpSink();
+  server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001', SMTP_RELAY_URL: sink.url });
+  api = apiClient(server.baseUrl, server.apiKey);
+  domainId = (await createVerifiedDomain(api, dns, 'fwd.test')).id;
+});
+after(async () => {
+  await server.close();
+  await sink.close();
+  await dns.close();
+});
+beforeEach(() => sink.clear());
+
+async function forwardingAddress(type: 'email' | 'email_group', config: Record<string, unknown>, local?: string) {
+  counter++;
+  const address = `${local ?? `fwd${counter}`}@fwd.test`;
+  const endpoint = await createForwardEndpoint(api, `Forward ${counter}`, type, config);
+  await routeAddress(api, address, domainId, { endpointId: endpoint.id });
+  return { address, endpoint };
+}
+
+async function deliver(to: string, options: Partial<Parameters<typeof sendMail>[0]> = {}) {
+  const sent = await sendMail({
+    port: server.smtpPort,
+    from: 'ann@sender.test',
+    to,
+    subject: 'Quarterly report',
+    text: 'Numbers attached.',
+    ...options,
+  });
+  assert.equal(sent.code, 250, sent.response);
+  return sent.queuedIds[0]!;
+}
+
+describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
+  test('the message is rebuilt: From "<name> via <domain>", Reply-To the sender, prefixed subject, thread headers, attachments', async () => {
+    const { address } = await forwardingAddress('email', { forwardTo: 'boss@elsewhere.test', subjectPrefix: '[Fwd]' });
+    const emailId = await deliver(address, {
+      raw: [
+        'From: Ann Sender <ann@sender.test>',
+        `To: ${address}`,
+        'Subject: Quarterly report',
+        'Message-ID: <q3@sender.test>',
+        'References: <q2@sender.test>',
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/mixed; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Numbers attached.',
+        '--b1',
+        'Content-Type: application/pdf; name="q3.pdf"',
+        'Content-Disposition: attachment; filename="q3.pdf"',
+        'Content-Transfer-Encoding: base64',
+        '',
+        Buffer.from('%PDF-1.4 fake').toString('base64'),
+        '--b1--',
+        '',
+      ].join('\r\n'),
+    });
+    await sink.waitForMessages(1);
+    const [message] = sink.messages;
+    assert.deepEqual(message!.rcptTo, ['boss@elsewhere.test']);
+    assert.equal(message!.mailFrom, address);
+    const parsed = message!.parsed;
+    assert.deepEqual(parsed.from?.value, [{ name: 'Ann Sender via fwd.test', address }]);
+    assert.deepEqual(parsed.replyTo?.value, [{ name: 'Ann Sender', address: 'ann@sender.test' }]);
+    assert.equal(parsed.subject, '[Fwd] Quarterly report');
+    assert.equal(parsed.inReplyTo, '<q3@sender.test>');
+    assert.deepEqual(parsed.references, ['<q2@sender.test>', '<q3@sender.test>']);
+    assert.equal(parsed.headers.get('x-mailroom-hops'), '1');
+    assert.equal(parsed.text?.trim(), 'Numbers attached.');
+    assert.deepEqual(
+      parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()]),
+      [['q3.pdf', 'application/pdf', '%PDF-1.4 fake']],
+    );
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.deepEqual(
+      delivery.attemptLog[0]!.recipients!.map((r) => [r.address, r.status]),
+      [['boss@elsewhere.test', 'sent']],
+    );
+  });
+
+  test('fromAddress and senderName replace the From; includeAttachments false leaves attachments out', async () => {
+    const { address } = await forwardingAddress('email', {
+      forwardTo: 'boss@elsewhere.test',
+      fromAddress: 'robot@fwd.test',
+      senderName: 'Mail Robot',
+      includeAttachments: false,
+    });
+    await deliver(address, { attachments: [{ filename: 'a.txt', content: 'aaa' }] });
+    await sink.waitForMessages(1);
+    const parsed = sink.messages[0]!.parsed;
+    assert.deepEqual(parsed.from?.value, [{ name: 'Mail Robot', address: 'robot@fwd.test' }]);
+    assert.equal(parsed.subject, 'Quarterly report');
+    assert.deepEqual(parsed.attachments, []);
+  });
+
+  test('forwarding to the receiving address itself is refused as a loop, and nothing is sent', async () => {
+    const { address } = await forwardingAddress(
+      'email',
+      { forwardTo: `loop${counter + 1}@fwd.test` },
+      `loop${counter + 1}`,
+    );
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.equal(delivery.attempts, 1);
+    assert.match(delivery.lastError!, /FORWARDING_LOOP_DETECTED/);
+    assert.equal(sink.messages.length, 0);
+  });
+
+  test('a message that already passed through Mailroom 5 times is not forwarded again (hop limit)', async () => {
+    const { address } = await forwardingAddress('email', { forwardTo: 'boss@elsewhere.test' });
+    const emailId = await deliver(address, { headers: { 'X-Mailroom-Hops': '5' } });
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.match(delivery.lastError!, /^FORWARDING_HOP_LIMIT/);
+    assert.equal(sink.messages.length, 0);
+  });
+
+  test('a 5-member group gets one message each, and every recipient outcome is recorded', async () => {
+    const members = ['a', 'b', 'c', 'd', 'e'].map((name) => `${name}@team.test`);
+    const { address } = await forwardingAddress('email_group', { emails: members, subjectPrefix: 'Team:' });
+    const emailId = await deliver(address);
+    await sink.waitForMessages(5);
+    assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), members);
+    assert.ok(sink.messages.every((m) => m.parsed.subject === 'Team: Quarterly report'));
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.deepEqual(
+      delivery.attemptLog[0]!.recipients!.map((r) => [r.address, r.status]),
+      members.map((member) => [member, 'sent']),
+    );
+  });
+
+  test('a temporary refusal (451) is retried for that member only; the others are not sent twice', async () => {
+    const members = ['x@team.test', 'y@team.test', 'z@team.test'];
+    const { address } = await forwardingAddress('email_group', { emails: members });
+    sink.refuse('y@team.test', 451, 1);
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.equal(delivery.attempts, 2);
+    assert.deepEqual(
+      delivery.attemptLog.map((a) => a.recipients!.map((r) => [r.address, r.status])),
+      [
+        [
+          ['x@team.test', 'sent'],
+          ['y@team.test', 'failed'],
+          ['z@team.test', 'sent'],
+        ],
+        [
+          ['x@team.test', 'skipped'],
+          ['z@team.test', 'skipped'],
+          ['y@team.test', 'sent'],
+        ],
+      ],
+    );
+    assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), members);
+  });
+
+  test('a permanent refusal (550) fails the delivery without retrying', async () => {
+    const { address } = await forwardingAddress('email', { forwardTo: 'nobody@elsewhere.test' });
+    sink.refuse('nobody@elsewhere.test', 550, 5);
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.equal(delivery.attempts, 1);
+    assert.match(delivery.lastError!, /^nobody@elsewhere\.test: .*550/);
+  });
+});

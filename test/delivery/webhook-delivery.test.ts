@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { createWebhookEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+
+const SECRET = `whsec_${Buffer.from('mailroom-webhook-test-secret-32b').toString('base64')}`;
+
+let dns: DnsServer;
+let server: TestApp;
+let api: ApiClient;
+let receiver: WebhookReceiver;
+let domainId: string;
+let counter = 0;
+
+before(async () => {
+  dns = await startDnsServer();
+  receiver = await startWebhookReceiver();
+  server = await startTestApp({
+    DNS_SERVERS: dns.address,
+    DELIVERY_RETRY_SCALE: '0.001',
+    PUBLIC_URL: 'https://mail.example.test',
+  });
+  api = apiClient(server.baseUrl, server.apiKey);
+  domainId = (await createVerifiedDomain(api, dns, 'hooks.test')).id;
+});
+after(async () => {
+  await receiver.close();
+  await server.close();
+  await dns.close();
+});
+beforeEach(() => receiver.clear());
+
+/** A fresh address routed to a fresh webhook endpoint with `config` merged over the receiver's URL. */
+async function webhookAddress(config: Record<string, unknown> = {}) {
+  counter++;
+  const endpoint = await createWebhookEndpoint(api, `Hook ${counter}`, { url: receiver.url, ...config });
+  const address = `hook${counter}@hooks.test`;
+  await routeAddress(api, address, domainId, { endpointId: endpoint.id });
+  return { endpoint, address };
+}
+
+async function deliver(to: string, extra: Parameters<typeof sendMail>[0] extends infer O ? Partial<O> : never = {}) {
+  const sent = await sendMail({
+    port: server.smtpPort,
+    from: 'ann@sender.test',
+    to,
+    subject: 'Hello',
+    text: 'Hi there',
+    ...extra,
+  });
+  assert.equal(sent.code, 250, sent.response);
+  assert.equal(sent.queuedIds.length, 1);
+  return sent.queuedIds[0]!;
+}
+
+describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
+  test('the receiver gets the spec body and headers, signed (standardwebhooks verifies) with the endpoint token', async () => {
+    const { endpoint, address } = await webhookAddress({ secret: SECRET, headers: { 'X-Tenant': 'acme' } });
+    const emailId = await deliver(address, {
+      messageId: '<first@sender.test>',
+      attachments: [{ filename: 'notes.txt', content: 'attached bytes', contentType: 'text/plain' }],
+    });
+    await receiver.waitForRequests(1);
+    const [request] = receiver.requests;
+    assert.equal(request!.method, 'POST');
+    assert.equal(request!.path, '/hook');
+    const headers = request!.headers;
+    const read = await api.get(`/api/v2/endpoints/${endpoint.id}`);
+    assert.equal(headers['x-webhook-verification-token'], read.body.config.verificationToken);
+    assert.match(String(headers['x-webhook-verification-token']), /^[0-9a-f]{64}$/);
+    assert.equal(headers['x-endpoint-id'], endpoint.id);
+    assert.equal(headers['x-webhook-event'], 'email.received');
+    assert.equal(headers['x-email-id'], emailId);
+    assert.equal(headers['x-message-id'], '<first@sender.test>');
+    assert.equal(headers['x-tenant'], 'acme');
+    assert.equal(headers['content-type'], 'application/json');
+    assert.match(String(headers['user-agent']), /^Mailroom-Webhook\/\d+\.\d+\.\d+$/);
+    assert.match(String(headers['webhook-id']), /^dlv_/);
+
+    const verified = new Webhook(SECRET).verify(request!.body, headers as Record<string, string>);
+    const body = JSON.parse(request!.body);
+    assert.deepEqual(verified, body);
+    assert.equal(headers['x-webhook-timestamp'], body.timestamp);
+    assert.equal(String(Math.floor(Date.parse(body.timestamp) / 1000)), headers['webhook-timestamp']);
+    assert.equal(body.event, 'email.received');
+    assert.deepEqual(body.endpoint, { id: endpoint.id, name: endpoint.name, type: 'webhook' });
+    assert.equal(body.email.id, emailId);
+    assert.equal(body.email.messageId, '<first@sender.test>');
+    assert.equal(body.email.recipient, address);
+    assert.equal(body.email.subject, 'Hello');
+    assert.deepEqual(body.email.from, {
+      text: 'ann@sender.test',
+      addresses: [{ name: '', address: 'ann@sender.test' }],
+    });
+    assert.deepEqual(body.email.to.addresses, [{ name: '', address }]);
+    assert.equal(typeof body.email.threadId, 'string');
+    assert.equal(body.email.parsedData.textBody, 'Hi there');
+    assert.deepEqual(body.email.parsedData.attachments, [
+      {
+        filename: 'notes.txt',
+        contentType: 'text/plain',
+        size: 14,
+        contentId: null,
+        contentDisposition: 'attachment',
+        downloadUrl: `https://mail.example.test/api/e2/attachments/${emailId}/parts/0`,
+      },
+    ]);
+    assert.deepEqual(body.email.cleanedContent.attachments, body.email.parsedData.attachments);
+    assert.equal(body.email.parsedData.raw, undefined, 'a message with attachments never carries its raw bytes');
+    assert.doesNotMatch(request!.body, /attached bytes|YXR0YWNoZWQgYnl0ZXM/);
+
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.equal(delivery.attempts, 1);
+    assert.equal(headers['webhook-id'], delivery.id);
+    assert.equal(delivery.responseData!.responseCode, 200);
+    assert.equal(delivery.responseData!.responseBody, 'ok');
+    assert.equal(delivery.responseData!.url, receiver.url);
+  });
+
+  test('500, 500, 200: three attempts with one webhook-id, then success; the log shows all three', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 3 });
+    receiver.answer({ status: 500, body: 'boom' }, { status: 500, body: 'boom again' }, { status: 200, body: 'fine' });
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.equal(delivery.attempts, 3);
+    assert.deepEqual(
+      delivery.attemptLog.map((a) => [a.attempt, a.success, a.statusCode, a.responseBody, a.error, a.url]),
+      [
+        [1, false, 500, 'boom', 'HTTP 500', receiver.url],
+        [2, false, 500, 'boom again', 'HTTP 500', receiver.url],
+        [3, true, 200, 'fine', null, receiver.url],
+      ],
+    );
+    assert.equal(receiver.requests.length, 3);
+    assert.equal(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size, 1);
+  });
+
+  test('retryAttempts 0: one failed attempt and no retry', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 0 });
+    receiver.answer({ status: 500, body: 'nope' });
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.equal(delivery.attempts, 1);
+    assert.equal(delivery.lastError, 'HTTP 500');
+    assert.equal(receiver.requests.length, 1);
+  });
+
+  test('a receiver that never answers fails the attempt at the endpoint timeout', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 0, timeout: 1 });
+    receiver.answer('hang');
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.deepEqual(
+      delivery.attemptLog.map((a) => [a.statusCode, a.error]),
+      [[null, 'Request timeout after 1s']],
+    );
+    assert.equal(delivery.responseData!.responseCode, null);
+  });
+
+  test('410 Gone stops retrying and deactivates the endpoint, with the reason on it', async () => {
+    const { endpoint, address } = await webhookAddress({ retryAttempts: 5 });
+    receiver.answer({ status: 410, body: 'gone' });
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.equal(delivery.attempts, 1);
+    const read = await api.get(`/api/v2/endpoints/${endpoint.id}`);
+    assert.equal(read.body.isActive, false);
+    assert.match(read.body.deactivatedReason, new RegExp(`^Deactivated at .+: ${receiver.url} answered 410 Gone$`));
+  });
+
+  test('503 with Retry-After: 1 waits at least that second before the next attempt', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 2 });
+    receiver.answer({ status: 503, headers: { 'retry-after': '1' } }, { status: 200 });
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    const [first, second] = delivery.attemptLog;
+    assert.equal(first!.statusCode, 503);
+    const gap = Date.parse(second!.startedAt) - (Date.parse(first!.startedAt) + first!.durationMs);
+    assert.ok(gap >= 1000, `the second attempt came ${gap} ms after the first ended`);
+  });
+
+  test('a receiver that is down, then comes back, gets the delivery', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 10 });
+    await receiver.stop();
+    const emailId = await deliver(address);
+    const failing = await waitForDelivery(api, emailId, (d) => d.attempts >= 2);
+    assert.equal(failing.status, 'pending');
+    assert.match(failing.attemptLog[0]!.error!, /^Connection refused/);
+    await receiver.restart();
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.equal(receiver.requests.length, 1);
+  });
+});
