@@ -1,0 +1,187 @@
+/**
+ * End-to-end delivery latency: the time from the SMTP 250 reply to the webhook request arriving at a loopback
+ * receiver, with Mailroom running as its own process (`src/main.ts`), as in production. Two phases:
+ *   - steady: messages at a fixed rate (default 100/s), latency p50/p99;
+ *   - burst: 5,000 messages as fast as the SMTP clients go, then the time until the last webhook arrives, and a
+ *     check that no job is left pending or processing.
+ * The webhook can arrive before the client has read the 250 (the worker is woken on commit, before the reply is
+ * written), so a latency can be slightly negative; it is reported as measured.
+ */
+import { randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import { startMailroom } from '../test/delivery/processes.ts';
+import { startDnsServer } from '../test/helpers/dns-server.ts';
+import { createVerifiedDomain } from '../test/helpers/domains.ts';
+import { createInstallation } from '../test/helpers/process.ts';
+import { startWebhookReceiver } from '../test/helpers/webhook-receiver.ts';
+
+export interface E2eOptions {
+  rate: number;
+  steadySeconds: number;
+  burst: number;
+  /** SMTP connections used by the client. */
+  connections: number;
+  /** Extra environment for the Mailroom process. PostgreSQL is used when TEST_DATABASE_URL is set. */
+  env?: Record<string, string>;
+}
+
+export interface LatencySummary {
+  messages: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface E2eResult {
+  database: 'sqlite' | 'postgres';
+  steady: LatencySummary & { ratePerSecond: number };
+  burst: LatencySummary & { sendSeconds: number; drainSeconds: number; leftPending: number };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function summarize(latencies: number[]): LatencySummary {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const round = (value: number) => Math.round(value * 10) / 10;
+  return {
+    messages: sorted.length,
+    p50Ms: round(percentile(sorted, 50)),
+    p99Ms: round(percentile(sorted, 99)),
+    maxMs: round(sorted.at(-1) ?? Number.NaN),
+  };
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+export async function runE2e(options: E2eOptions): Promise<E2eResult> {
+  const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
+  const dns = await startDnsServer();
+  const receiver = await startWebhookReceiver();
+  const installation = await createInstallation({
+    MAILROOM_API_KEY: apiKey,
+    DNS_SERVERS: dns.address,
+    LOG_LEVEL: 'error',
+    ...options.env,
+  });
+  const mailroom = await startMailroom(installation.env, apiKey);
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: mailroom.smtpPort,
+    pool: true,
+    maxConnections: options.connections,
+    maxMessages: Number.POSITIVE_INFINITY,
+    ignoreTLS: true,
+  });
+  try {
+    const { id: domainId } = await createVerifiedDomain(mailroom.api, dns, 'bench.test');
+    const endpoint = await mailroom.api.post('/api/v2/endpoints', {
+      name: 'Bench receiver',
+      type: 'webhook',
+      config: { url: receiver.url },
+    });
+    await mailroom.api.post('/api/v2/email-addresses', {
+      address: 'inbox@bench.test',
+      domainId,
+      endpointId: endpoint.body.id,
+    });
+
+    const acceptedAt = new Map<string, number>();
+    async function send(index: number): Promise<void> {
+      const info = await transport.sendMail({
+        from: 'load@sender.test',
+        to: 'inbox@bench.test',
+        subject: `bench ${index}`,
+        text: `message ${index}`,
+      });
+      const emailId = /queued as .*?(email_\w+)/.exec(String(info.response))?.[1];
+      if (!emailId) throw new Error(`no email id in ${info.response}`);
+      acceptedAt.set(emailId, now());
+    }
+    function latencies(from: number): number[] {
+      const result: number[] = [];
+      for (const request of receiver.requests.slice(from)) {
+        const accepted = acceptedAt.get(String(request.headers['x-email-id']));
+        if (accepted !== undefined) result.push(request.receivedAt - accepted);
+      }
+      return result;
+    }
+
+    // Steady: one message every 1/rate seconds, each sent without waiting for the previous one.
+    const steadyCount = Math.round(options.rate * options.steadySeconds);
+    const interval = 1000 / options.rate;
+    const started = now();
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < steadyCount; i++) {
+      const due = started + i * interval;
+      const wait = due - now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      sends.push(send(i));
+    }
+    await Promise.all(sends);
+    await receiver.waitForRequests(steadyCount, 60_000);
+    const steady = { ...summarize(latencies(0)), ratePerSecond: options.rate };
+
+    // Burst: everything at once through the connection pool.
+    const burstStart = now();
+    await Promise.all(Array.from({ length: options.burst }, (_, i) => send(steadyCount + i)));
+    const sent = now();
+    await receiver.waitForRequests(steadyCount + options.burst, 300_000);
+    const drained = now();
+    const [pending, processing] = await Promise.all(
+      ['pending', 'processing'].map((status) => mailroom.api.get(`/api/v2/deliveries?status=${status}&limit=1`)),
+    );
+    const burst = {
+      ...summarize(latencies(steadyCount)),
+      sendSeconds: Math.round((sent - burstStart) / 10) / 100,
+      drainSeconds: Math.round((drained - burstStart) / 10) / 100,
+      leftPending: Number(pending!.body.pagination.total) + Number(processing!.body.pagination.total),
+    };
+    return { database: installation.env.DATABASE_URL ? 'postgres' : 'sqlite', steady, burst };
+  } finally {
+    transport.close();
+    await mailroom.stop();
+    await receiver.close();
+    await dns.close();
+    await installation.remove();
+  }
+}
+
+export function formatE2e(result: E2eResult): string {
+  const rows = [
+    ['phase', 'messages', 'p50 ms', 'p99 ms', 'max ms', 'notes'],
+    [
+      `steady ${result.steady.ratePerSecond}/s`,
+      String(result.steady.messages),
+      String(result.steady.p50Ms),
+      String(result.steady.p99Ms),
+      String(result.steady.maxMs),
+      '',
+    ],
+    [
+      'burst',
+      String(result.burst.messages),
+      String(result.burst.p50Ms),
+      String(result.burst.p99Ms),
+      String(result.burst.maxMs),
+      `sent in ${result.burst.sendSeconds}s, all delivered after ${result.burst.drainSeconds}s, left pending: ${result.burst.leftPending}`,
+    ],
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return [
+    `e2e (SMTP 250 -> webhook received), ${result.database}`,
+    ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
+  ].join('\n');
+}
+
+if (import.meta.main) {
+  const result = await runE2e({
+    rate: Number(process.env.BENCH_E2E_RATE ?? 100),
+    steadySeconds: Number(process.env.BENCH_E2E_SECONDS ?? 10),
+    burst: Number(process.env.BENCH_E2E_BURST ?? 5000),
+    connections: Number(process.env.BENCH_E2E_CONNECTIONS ?? 20),
+  });
+  process.stdout.write(`${formatE2e(result)}\n${JSON.stringify(result)}\n`);
+}

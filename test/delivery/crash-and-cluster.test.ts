@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { createInstallation } from '../helpers/process.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { freePort, type MailroomProcess, startMailroom } from './processes.ts';
+import { createWebhookEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+
+const API_KEY = `mr_test_${randomBytes(16).toString('hex')}`;
+
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+const running: MailroomProcess[] = [];
+
+before(async () => {
+  dns = await startDnsServer();
+  receiver = await startWebhookReceiver();
+});
+after(async () => {
+  for (const process of running) await process.stop('SIGKILL').catch(() => {});
+  await receiver.close();
+  await dns.close();
+});
+
+async function start(env: Record<string, string>) {
+  const process = await startMailroom(env, API_KEY);
+  running.push(process);
+  return process;
+}
+
+/** Sets up a verified domain, a webhook endpoint to the receiver and an address routed to it. */
+async function routeToReceiver(mailroom: MailroomProcess, domain: string) {
+  const { id: domainId } = await createVerifiedDomain(mailroom.api, dns, domain);
+  const endpoint = await createWebhookEndpoint(mailroom.api, 'Receiver', { url: receiver.url, retryAttempts: 3 });
+  const address = `inbox@${domain}`;
+  await routeAddress(mailroom.api, address, domainId, { endpointId: endpoint.id });
+  return address;
+}
+
+describe('delivery survives crashes and shares work across processes', () => {
+  test('kill -9 while a webhook is in flight: after restart the delivery completes, with the same webhook-id', async () => {
+    receiver.clear();
+    const installation = await createInstallation({
+      MAILROOM_API_KEY: API_KEY,
+      DNS_SERVERS: dns.address,
+      DELIVERY_LEASE_SECONDS: '1',
+      DELIVERY_RETRY_SCALE: '0.001',
+      PORT: String(await freePort()),
+      SMTP_PORT: String(await freePort()),
+    });
+    try {
+      const first = await start(installation.env);
+      const address = await routeToReceiver(first, 'crash.test');
+      receiver.answer('hang', { status: 200, body: 'ok' });
+      const sent = await sendMail({ port: first.smtpPort, from: 'ann@sender.test', to: address, subject: 'In flight' });
+      assert.equal(sent.code, 250, sent.response);
+      const emailId = sent.queuedIds[0]!;
+      await receiver.waitForRequests(1);
+      await first.stop('SIGKILL');
+
+      const second = await start(installation.env);
+      await receiver.waitForRequests(2, 20_000);
+      const delivery = await waitForDelivery(second.api, emailId);
+      assert.equal(delivery.status, 'success');
+      assert.deepEqual(
+        delivery.attemptLog.map((a) => [a.success, a.statusCode]),
+        [[true, 200]],
+        'the attempt cut short by the crash was never recorded; the one after restart was',
+      );
+      const [lost, completed] = receiver.requests;
+      assert.equal(lost!.headers['webhook-id'], delivery.id);
+      assert.equal(completed!.headers['webhook-id'], delivery.id);
+      assert.equal(completed!.body.length > 0, true);
+      await second.stop();
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('two processes on one PostgreSQL, 500 messages: every one delivered, no webhook-id received twice', {
+    skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
+  }, async () => {
+    receiver.clear();
+    const installation = await createInstallation({
+      MAILROOM_API_KEY: API_KEY,
+      DNS_SERVERS: dns.address,
+      DELIVERY_CONCURRENCY: '8',
+    });
+    try {
+      const one = await start(installation.env);
+      const two = await start(installation.env);
+      const address = await routeToReceiver(one, 'cluster.test');
+      const total = 500;
+      const ports = [one.smtpPort, two.smtpPort];
+      const queued: string[] = [];
+      for (let batch = 0; batch < total; batch += 25) {
+        const results = await Promise.all(
+          Array.from({ length: 25 }, (_, i) =>
+            sendMail({ port: ports[(batch + i) % 2]!, from: 'ann@sender.test', to: address, subject: `m${batch + i}` }),
+          ),
+        );
+        for (const result of results) {
+          assert.equal(result.code, 250, result.response);
+          queued.push(result.queuedIds[0]!);
+        }
+      }
+      await receiver.waitForRequests(total, 60_000);
+      const delivered = await one.api.get('/api/v2/deliveries?status=success&limit=1');
+      assert.equal(delivered.body.pagination.total, total);
+      const webhookIds = receiver.requests.map((r) => r.headers['webhook-id']);
+      assert.equal(webhookIds.length, total);
+      assert.equal(new Set(webhookIds).size, total);
+      assert.deepEqual(new Set(receiver.requests.map((r) => r.headers['x-email-id'])), new Set(queued));
+      await Promise.all([one.stop(), two.stop()]);
+    } finally {
+      await installation.remove();
+    }
+  });
+});

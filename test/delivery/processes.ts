@@ -1,0 +1,24 @@
+import { createServer } from 'node:net';
+import { apiClient } from '../helpers/http.ts';
+import { type ServerProcess, startServerProcess } from '../helpers/process.ts';
+
+/** A port that was free a moment ago, so a restarted process can listen where its predecessor did. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface MailroomProcess extends ServerProcess {
+  smtpPort: number;
+  api: ReturnType<typeof apiClient>;
+}
+
+/** Starts `src/main.ts` with `env` on fixed HTTP and SMTP ports and an API client bound to it. */
+export async function startMailroom(env: Record<string, string>, apiKey: string): Promise<MailroomProcess> {
+  const [httpPort, smtpPort] = [Number(env.PORT) || (await freePort()), Number(env.SMTP_PORT) || (await freePort())];
+  const process = await startServerProcess({ ...env, PORT: String(httpPort), SMTP_PORT: String(smtpPort) });
+  return { ...process, smtpPort, api: apiClient(process.httpUrl, apiKey) };
+}
