@@ -5,7 +5,7 @@ import { type Env, EnvSchema } from './schema.ts';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string; synchronous: Env['SQLITE_SYNCHRONOUS'] }
-  | { kind: 'postgres'; url: string; schema?: string };
+  | { kind: 'postgres'; url: string; schema?: string; poolSize: number };
 
 export type BlobConfig =
   | { kind: 'fs'; dir: string }
@@ -80,7 +80,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dataDir,
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA }
+      ? { kind: 'postgres', url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA, poolSize: e.DATABASE_POOL_SIZE }
       : { kind: 'sqlite', file: resolve(dataDir, 'mailroom.sqlite'), synchronous: e.SQLITE_SYNCHRONOUS },
     blobs: parseBlobStore(e, dataDir),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),

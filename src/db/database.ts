@@ -54,7 +54,7 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   }
   const pool = new pg.Pool({
     connectionString: config.url,
-    max: 10,
+    max: config.poolSize,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
   return new PostgresDialect({ pool });
