@@ -96,9 +96,9 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.equal(body.email.subject, 'Hello');
     assert.deepEqual(body.email.from, {
       text: 'ann@sender.test',
-      addresses: [{ name: '', address: 'ann@sender.test' }],
+      addresses: [{ name: null, address: 'ann@sender.test' }],
     });
-    assert.deepEqual(body.email.to.addresses, [{ name: '', address }]);
+    assert.deepEqual(body.email.to.addresses, [{ name: null, address }]);
     assert.equal(typeof body.email.threadId, 'string');
     assert.equal(body.email.parsedData.textBody, 'Hi there');
     assert.deepEqual(body.email.parsedData.attachments, [
