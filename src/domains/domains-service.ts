@@ -1,136 +1,22 @@
 import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
-import { type Db, type DnsRecordsTable, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
+import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords } from './dns-records.ts';
+import { DomainChecker } from './domain-checker.ts';
 import {
-  checkRecord,
-  type DnsConflict,
-  findDnsConflict,
-  mxRecord,
-  type PlannedRecord,
-  plannedRecords,
-} from './dns-records.ts';
+  type CreatedDomain,
+  type DnsRecord,
+  type Domain,
+  type DomainDetail,
+  type DomainListQuery,
+  type DomainStatus,
+  type DomainsSettings,
+  type EndpointDirectory,
+  toDomain,
+  type VerificationCheck,
+} from './domain-model.ts';
 import { normalizeDomainName, parentDomains } from './domain-name.ts';
 import { detectProvider } from './provider-detection.ts';
-
-export type DomainStatus = DomainsTable['status'];
-
-export interface EndpointSummary {
-  id: string;
-  name: string;
-  type: string;
-  isActive: boolean;
-}
-
-/** How domains learn about endpoints without depending on the endpoints capability. */
-export interface EndpointDirectory {
-  find(accountId: string, endpointId: string): Promise<EndpointSummary | undefined>;
-}
-
-export interface Domain {
-  id: string;
-  accountId: string;
-  domain: string;
-  status: DomainStatus;
-  canReceiveEmails: boolean;
-  hasMxRecords: boolean;
-  domainProvider: string | null;
-  providerConfidence: 'high' | 'medium' | 'low' | null;
-  lastDnsCheck: string | null;
-  isCatchAllEnabled: boolean;
-  catchAllEndpointId: string | null;
-  receiveDmarcEmails: boolean;
-  parentDomain: string | null;
-  verifiedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface DomainDetail extends Domain {
-  stats: { totalEmailAddresses: number; activeEmailAddresses: number };
-  catchAllEndpoint: EndpointSummary | null;
-}
-
-export interface DnsRecord {
-  id: string;
-  domainId: string;
-  recordType: DnsRecordsTable['record_type'];
-  name: string;
-  value: string;
-  priority: number | null;
-  description: string | null;
-  isRequired: boolean;
-  isVerified: boolean;
-  lastChecked: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface VerificationCheck {
-  dnsRecords: Array<{ type: string; name: string; value: string; isVerified: boolean; error?: string }>;
-  isFullyVerified: boolean;
-  lastChecked: string;
-}
-
-export interface CreatedDomain {
-  domain: Domain;
-  records: DnsRecord[];
-  dnsConflict: DnsConflict;
-  message: string;
-}
-
-export interface DomainListQuery {
-  limit: number;
-  offset: number;
-  status?: DomainStatus;
-  canReceive?: boolean;
-  check?: boolean;
-}
-
-export interface DomainsSettings {
-  mxHost: string;
-  /** A domain still unverified this long after creation is marked `failed` by the background verifier. */
-  giveUpAfterMs: number;
-}
-
-function toDomain(row: DomainsTable, parentName: string | null): Domain {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    domain: row.domain,
-    status: row.status,
-    canReceiveEmails: fromFlag(row.can_receive_emails),
-    hasMxRecords: fromFlag(row.has_mx_records),
-    domainProvider: row.domain_provider,
-    providerConfidence: row.provider_confidence,
-    lastDnsCheck: row.last_dns_check,
-    isCatchAllEnabled: fromFlag(row.is_catch_all_enabled),
-    catchAllEndpointId: row.catch_all_endpoint_id,
-    receiveDmarcEmails: fromFlag(row.receive_dmarc_emails),
-    parentDomain: parentName,
-    verifiedAt: row.verified_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function toRecord(row: DnsRecordsTable): DnsRecord {
-  return {
-    id: row.id,
-    domainId: row.domain_id,
-    recordType: row.record_type,
-    name: row.name,
-    value: row.value,
-    priority: row.priority,
-    description: row.description,
-    isRequired: fromFlag(row.is_required),
-    isVerified: fromFlag(row.is_verified),
-    lastChecked: row.last_checked,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
@@ -143,6 +29,7 @@ export class DomainsService {
   private readonly clock: Clock;
   private readonly settings: DomainsSettings;
   private readonly endpoints: EndpointDirectory;
+  private readonly checker: DomainChecker;
 
   constructor(deps: {
     db: Db;
@@ -156,6 +43,7 @@ export class DomainsService {
     this.clock = deps.clock;
     this.settings = deps.settings;
     this.endpoints = deps.endpoints;
+    this.checker = new DomainChecker(deps);
   }
 
   async list(
@@ -172,7 +60,7 @@ export class DomainsService {
     const domains = await Promise.all(
       rows.map(async (row) => {
         if (!query.check) return { domain: await this.detail(row) };
-        const checked = await this.runCheck(row);
+        const checked = await this.checker.check(row);
         return { domain: await this.detail(checked.row), verificationCheck: checked.verificationCheck };
       }),
     );
@@ -279,7 +167,7 @@ export class DomainsService {
       if (isUniqueViolation(error)) await this.assertAvailable(accountId, domainName);
       throw error;
     }
-    const checked = await this.runCheck(row);
+    const checked = await this.checker.check(row);
     return {
       domain: toDomain(checked.row, parent?.domain ?? null),
       records: checked.records,
@@ -295,19 +183,19 @@ export class DomainsService {
     let verificationCheck: VerificationCheck | undefined;
     let records: DnsRecord[];
     if (options.check) {
-      const checked = await this.runCheck(row);
+      const checked = await this.checker.check(row);
       row = checked.row;
       records = checked.records;
       verificationCheck = checked.verificationCheck;
     } else {
-      records = await this.records(row.id);
+      records = await this.checker.records(row.id);
     }
     return { domain: await this.detail(row), records, verificationCheck };
   }
 
   async dnsRecords(accountId: string, id: string): Promise<{ domain: Domain; records: DnsRecord[] }> {
     const row = await this.ownedRow(accountId, id);
-    return { domain: toDomain(row, await this.parentName(row)), records: await this.records(row.id) };
+    return { domain: toDomain(row, await this.parentName(row)), records: await this.checker.records(row.id) };
   }
 
   async updateCatchAll(
@@ -377,7 +265,7 @@ export class DomainsService {
     let verified = 0;
     let failed = 0;
     for (const row of rows) {
-      const { row: after } = await this.runCheck(row);
+      const { row: after } = await this.checker.check(row);
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
         await this.db
@@ -390,63 +278,6 @@ export class DomainsService {
       }
     }
     return { checked: rows.length, verified, failed };
-  }
-
-  private async runCheck(row: DomainsTable) {
-    const records = await this.records(row.id);
-    const results = await Promise.all(records.map((record) => checkRecord(this.dns, record)));
-    const now = isoNow(this.clock);
-    const checkedRecords = records.map((record, i) => ({
-      ...record,
-      isVerified: results[i]!.isVerified,
-      lastError: results[i]!.error ?? null,
-      lastChecked: now,
-      updatedAt: now,
-    }));
-    const required = checkedRecords.filter((record) => record.isRequired);
-    const isFullyVerified = required.length > 0 && required.every((record) => record.isVerified);
-    const mxVerified = checkedRecords.some((record) => record.recordType === 'MX' && record.isVerified);
-    // A verified domain is never demoted by DNS drift; it only stops being able to receive while its MX is gone.
-    const status: DomainStatus = isFullyVerified ? 'verified' : row.status;
-    const updated = await this.db.transaction().execute(async (trx) => {
-      for (const record of checkedRecords) {
-        await trx
-          .updateTable('dns_records')
-          .set({
-            is_verified: toFlag(record.isVerified),
-            last_error: record.lastError,
-            last_checked: now,
-            updated_at: now,
-          })
-          .where('id', '=', record.id)
-          .execute();
-      }
-      return trx
-        .updateTable('domains')
-        .set({
-          status,
-          verified_at: status === 'verified' ? (row.verified_at ?? now) : row.verified_at,
-          has_mx_records: toFlag(mxVerified),
-          can_receive_emails: toFlag(status === 'verified' && mxVerified),
-          last_dns_check: now,
-          updated_at: now,
-        })
-        .where('id', '=', row.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    });
-    const verificationCheck: VerificationCheck = {
-      dnsRecords: checkedRecords.map((record) => ({
-        type: record.recordType,
-        name: record.name,
-        value: record.value,
-        isVerified: record.isVerified,
-        ...(record.lastError ? { error: record.lastError } : {}),
-      })),
-      isFullyVerified,
-      lastChecked: now,
-    };
-    return { row: updated, records: checkedRecords, verificationCheck };
   }
 
   private async detail(row: DomainsTable): Promise<DomainDetail> {
@@ -467,16 +298,6 @@ export class DomainsService {
       stats: { totalEmailAddresses: Number(addresses.total), activeEmailAddresses: Number(addresses.active ?? 0) },
       catchAllEndpoint: catchAllEndpoint ?? null,
     };
-  }
-
-  private async records(domainId: string): Promise<DnsRecord[]> {
-    const rows = await this.db
-      .selectFrom('dns_records')
-      .selectAll()
-      .where('domain_id', '=', domainId)
-      .orderBy('position')
-      .execute();
-    return rows.map(toRecord);
   }
 
   private async parentName(row: DomainsTable): Promise<string | null> {

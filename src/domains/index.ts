@@ -1,13 +1,13 @@
+export type {
+  CreatedDomain,
+  DnsRecord,
+  Domain,
+  DomainDetail,
+  DomainListQuery,
+  DomainStatus,
+  EndpointDirectory,
+  EndpointSummary,
+  VerificationCheck,
+} from './domain-model.ts';
 export { startDomainVerifier } from './domain-verifier.ts';
-export {
-  type CreatedDomain,
-  type DnsRecord,
-  type Domain,
-  type DomainDetail,
-  type DomainListQuery,
-  type DomainStatus,
-  DomainsService,
-  type EndpointDirectory,
-  type EndpointSummary,
-  type VerificationCheck,
-} from './domains-service.ts';
+export { DomainsService } from './domains-service.ts';

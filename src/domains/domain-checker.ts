@@ -1,0 +1,85 @@
+import { type Clock, isoNow } from '../core/index.ts';
+import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
+import type { DnsLookup } from '../dns/index.ts';
+import { checkRecord } from './dns-records.ts';
+import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
+
+/** Checks a domain's stored records against live DNS and records the outcome on the records and the domain. */
+export class DomainChecker {
+  private readonly db: Db;
+  private readonly dns: DnsLookup;
+  private readonly clock: Clock;
+
+  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock }) {
+    this.db = deps.db;
+    this.dns = deps.dns;
+    this.clock = deps.clock;
+  }
+
+  async records(domainId: string): Promise<DnsRecord[]> {
+    const rows = await this.db
+      .selectFrom('dns_records')
+      .selectAll()
+      .where('domain_id', '=', domainId)
+      .orderBy('position')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async check(row: DomainsTable) {
+    const records = await this.records(row.id);
+    const results = await Promise.all(records.map((record) => checkRecord(this.dns, record)));
+    const now = isoNow(this.clock);
+    const checkedRecords = records.map((record, i) => ({
+      ...record,
+      isVerified: results[i]!.isVerified,
+      lastError: results[i]!.error ?? null,
+      lastChecked: now,
+      updatedAt: now,
+    }));
+    const required = checkedRecords.filter((record) => record.isRequired);
+    const isFullyVerified = required.length > 0 && required.every((record) => record.isVerified);
+    const mxVerified = checkedRecords.some((record) => record.recordType === 'MX' && record.isVerified);
+    // A verified domain is never demoted by DNS drift; it only stops being able to receive while its MX is gone.
+    const status: DomainStatus = isFullyVerified ? 'verified' : row.status;
+    const updated = await this.db.transaction().execute(async (trx) => {
+      for (const record of checkedRecords) {
+        await trx
+          .updateTable('dns_records')
+          .set({
+            is_verified: toFlag(record.isVerified),
+            last_error: record.lastError,
+            last_checked: now,
+            updated_at: now,
+          })
+          .where('id', '=', record.id)
+          .execute();
+      }
+      return trx
+        .updateTable('domains')
+        .set({
+          status,
+          verified_at: status === 'verified' ? (row.verified_at ?? now) : row.verified_at,
+          has_mx_records: toFlag(mxVerified),
+          can_receive_emails: toFlag(status === 'verified' && mxVerified),
+          last_dns_check: now,
+          updated_at: now,
+        })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    const verificationCheck: VerificationCheck = {
+      dnsRecords: checkedRecords.map((record) => ({
+        type: record.recordType,
+        name: record.name,
+        value: record.value,
+        isVerified: record.isVerified,
+        ...(record.lastError ? { error: record.lastError } : {}),
+      })),
+      isFullyVerified,
+      lastChecked: now,
+    };
+    return { row: updated, records: checkedRecords, verificationCheck };
+  }
+}
