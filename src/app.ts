@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { AccountsService } from './accounts/index.ts';
-import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import { EmailAddressesService } from './addresses/index.ts';
+import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './db/index.ts';
 import { createDeliverySystem, type DeliverySystem, webhookAddressGuard } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
-import { findEndpointSummary, findEndpointTargets, findWebhookTargets } from './endpoints/index.ts';
+import { EndpointsService, WebhooksService } from './endpoints/index.ts';
 import { buildHttpServer } from './http/index.ts';
 import { createIngestService, extractAttachment, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
@@ -24,6 +24,8 @@ export interface App {
   database: DatabaseHandle;
   accounts: AccountsService;
   domains: DomainsService;
+  endpoints: EndpointsService;
+  webhooks: WebhooksService;
   addresses: EmailAddressesService;
   /** Resolves envelope recipients to accept/reject and a delivery target (SMTP and ingest use it). */
   router: RoutingService;
@@ -57,19 +59,22 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const dns = createDnsLookup(config.dnsServers);
   const accounts = new AccountsService(db, clock);
+  const webhookTargets = { db, clock, dns, allowPrivateWebhooks: config.webhookAllowPrivate };
+  const endpoints = new EndpointsService(webhookTargets);
+  const webhooks = new WebhooksService(webhookTargets);
   const domains = new DomainsService({
     db,
     dns,
     clock,
     settings: { mxHost: config.mxHost, giveUpAfterMs: config.domainVerification.giveUpAfterMs },
-    endpoints: { find: (accountId, id) => findEndpointSummary(db, accountId, id) },
+    endpoints: { find: (accountId, id) => endpoints.summary(accountId, id) },
   });
   const addresses = new EmailAddressesService({
     db,
     clock,
     targets: {
-      endpoints: (accountId, ids) => findEndpointTargets(db, accountId, ids),
-      webhooks: (accountId, ids) => findWebhookTargets(db, accountId, ids),
+      endpoints: (accountId, ids) => endpoints.targets(accountId, ids),
+      webhooks: (accountId, ids) => webhooks.targets(accountId, ids),
     },
   });
   const router = new RoutingService({ db });
@@ -118,7 +123,17 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const mail = new MailService({ db, dialect: database.kind, clock, raw: blobs, extractAttachment });
   const threads = new ThreadsService({ db, dialect: database.kind, clock });
   const http = await buildHttpServer(
-    { accounts, domains, addresses, deliveries: delivery.service, mail, threads, ping: database.ping },
+    {
+      accounts,
+      domains,
+      endpoints,
+      webhooks,
+      addresses,
+      deliveries: delivery.service,
+      mail,
+      threads,
+      ping: database.ping,
+    },
     logger,
     VERSION,
   );
@@ -130,6 +145,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     database,
     accounts,
     domains,
+    endpoints,
+    webhooks,
     addresses,
     router,
     blobs,

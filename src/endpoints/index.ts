@@ -1,2 +1,19 @@
-export { type EndpointSummary, findEndpointSummary } from './endpoint-directory.ts';
-export { type EndpointType, findEndpointTargets, findWebhookTargets, type RoutingTarget } from './routing-targets.ts';
+export type { DeliveryStats, RecentDelivery } from './delivery-stats.ts';
+export {
+  DEFAULT_RETRY_ATTEMPTS,
+  DEFAULT_TIMEOUT_SECONDS,
+  ENDPOINT_TYPES,
+  type EndpointType,
+} from './endpoint-config.ts';
+export {
+  type Endpoint,
+  type EndpointCleanup,
+  type EndpointDetail,
+  type EndpointInput,
+  type EndpointListQuery,
+  EndpointsService,
+  type EndpointUpdate,
+  type RoutingTarget,
+} from './endpoints-service.ts';
+export { assertPublicUrl, isPrivateAddress, publicUrlProblem, type UrlGuardOptions } from './url-guard.ts';
+export { type Webhook, type WebhookInput, WebhooksService } from './webhooks-service.ts';

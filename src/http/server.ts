@@ -9,21 +9,26 @@ import type { EmailAddressesService } from '../addresses/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
+import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import { requireApiKey } from './auth.ts';
 import { handleError } from './errors.ts';
-import { deliveryRoutes } from './routes/deliveries.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
+import { deliveryRoutes } from './routes/deliveries.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailAddressRoutes } from './routes/email-addresses.ts';
 import { emailRoutes } from './routes/emails.ts';
+import { endpointRoutes } from './routes/endpoints.ts';
 import { mailRoutes } from './routes/mail.ts';
 import { threadRoutes } from './routes/threads.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface HttpServices {
   accounts: AccountsService;
   domains: DomainsService;
   deliveries: DeliveryService;
+  endpoints: EndpointsService;
+  webhooks: WebhooksService;
   addresses: EmailAddressesService;
   mail: MailService;
   threads: ThreadsService;
@@ -98,6 +103,8 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
         await api.register(domainRoutes, { family, domains: services.domains, mail: services.mail });
         await api.register(deliveryRoutes, { family, deliveries: services.deliveries });
         await api.register(emailAddressRoutes, { family, addresses: services.addresses });
+        await api.register(endpointRoutes, { family, endpoints: services.endpoints });
+        if (family === 'v2') await api.register(webhookRoutes, { family, webhooks: services.webhooks });
         await api.register(mailRoutes, { family, mail: services.mail });
         await api.register(emailRoutes, { family, mail: services.mail });
         await api.register(threadRoutes, { family, threads: services.threads });

@@ -35,16 +35,45 @@ before(async () => {
   const unverified = await api.post('/api/v2/domains', { domain: 'unverified-route.test' });
   ids.unverified = unverified.body.id;
 
-  await address('info@route.test', routed.id);
-  await address('sales@route.test', routed.id);
-  await address('store@route.test', routed.id);
-  await address('off@route.test', routed.id, { isActive: false });
-  await address('tagged+news@route.test', routed.id);
-  await address('hello@mail.route.test', subdomain.body.id);
-  await address('early@unverified-route.test', unverified.body.id);
-  await address('vip@catchall.test', catchAll.id);
-  await address('dmarc@dmarc-routed.test', dmarcRouted.id);
+  const hook = await api.post('/api/v2/endpoints', {
+    name: 'hook',
+    type: 'webhook',
+    config: { url: 'http://127.0.0.1:9/hook' },
+  });
+  ids.hook = hook.body.id;
+  const forward = await api.post('/api/v2/endpoints', {
+    name: 'forward',
+    type: 'email',
+    config: { forwardTo: 'someone@example.com' },
+  });
+  ids.forward = forward.body.id;
+  const paused = await api.post('/api/v2/endpoints', {
+    name: 'paused',
+    type: 'webhook',
+    config: { url: 'http://127.0.0.1:9/paused' },
+  });
+  ids.paused = paused.body.id;
+  const legacy = await api.post('/api/v2/webhooks', { name: 'legacy', url: 'http://127.0.0.1:9/legacy' });
+  ids.legacy = legacy.body.id;
 
+  await address('info@route.test', routed.id, { endpointId: ids.hook });
+  await address('sales@route.test', routed.id, { endpointId: ids.forward });
+  await address('store@route.test', routed.id);
+  await address('legacy@route.test', routed.id, { webhookId: ids.legacy });
+  await address('paused@route.test', routed.id, { endpointId: ids.paused });
+  await address('off@route.test', routed.id, { endpointId: ids.hook, isActive: false });
+  await address('tagged+news@route.test', routed.id, { endpointId: ids.forward });
+  await address('hello@mail.route.test', subdomain.body.id, { endpointId: ids.hook });
+  await address('early@unverified-route.test', unverified.body.id, { endpointId: ids.hook });
+  await address('vip@catchall.test', catchAll.id, { endpointId: ids.forward });
+  await address('dmarc@dmarc-routed.test', dmarcRouted.id, { endpointId: ids.hook });
+
+  assert.equal((await api.put(`/api/v2/endpoints/${ids.paused}`, { isActive: false })).status, 200);
+  const enabled = await api.put(`/api/v2/domains/${catchAll.id}`, {
+    isCatchAllEnabled: true,
+    catchAllEndpointId: ids.hook,
+  });
+  assert.equal(enabled.status, 200, JSON.stringify(enabled.body));
   await server.app.database.db
     .updateTable('domains')
     .set({ receive_dmarc_emails: 1 })
@@ -75,6 +104,16 @@ const accept =
     matchedBy,
     target: target(ids),
   });
+const toHook = (ids: Record<string, string>) => ({
+  kind: 'endpoint' as const,
+  endpointId: ids.hook!,
+  endpointType: 'webhook' as const,
+});
+const toForward = (ids: Record<string, string>) => ({
+  kind: 'endpoint' as const,
+  endpointId: ids.forward!,
+  endpointType: 'email' as const,
+});
 const none = () => ({ kind: 'none' as const });
 const reject =
   (reason: Extract<RouteDecision, { accepted: false }>['reason']): Expected =>
@@ -84,17 +123,17 @@ const table: Array<[string, string, Expected]> = [
   [
     'exact match to a webhook endpoint',
     'info@route.test',
-    accept('info@route.test', 'domain', 'info@route.test', 'address', none),
+    accept('info@route.test', 'domain', 'info@route.test', 'address', toHook),
   ],
   [
     'exact match to an email endpoint',
     'sales@route.test',
-    accept('sales@route.test', 'domain', 'sales@route.test', 'address', none),
+    accept('sales@route.test', 'domain', 'sales@route.test', 'address', toForward),
   ],
   [
     'case and surrounding brackets do not matter',
     ' <INFO@Route.TEST> ',
-    accept('info@route.test', 'domain', 'info@route.test', 'address', none),
+    accept('info@route.test', 'domain', 'info@route.test', 'address', toHook),
   ],
   [
     'an address without routing is stored only',
@@ -102,19 +141,48 @@ const table: Array<[string, string, Expected]> = [
     accept('store@route.test', 'domain', 'store@route.test', 'address', none),
   ],
   [
+    'an address routed to a legacy webhook',
+    'legacy@route.test',
+    (ids, accountId) =>
+      accept('legacy@route.test', 'domain', 'legacy@route.test', 'address', () => ({
+        kind: 'webhook',
+        webhookId: ids.legacy!,
+      }))(ids, accountId),
+  ],
+  [
+    'an inactive endpoint receives nothing: stored only',
+    'paused@route.test',
+    accept('paused@route.test', 'domain', 'paused@route.test', 'address', none),
+  ],
+  [
     '+tag falls back to the address without it',
     'sales+q3@route.test',
-    accept('sales+q3@route.test', 'domain', 'sales@route.test', 'subaddress', none),
+    accept('sales+q3@route.test', 'domain', 'sales@route.test', 'subaddress', toForward),
   ],
   [
     'an address that itself has a + matches exactly',
     'tagged+news@route.test',
-    accept('tagged+news@route.test', 'domain', 'tagged+news@route.test', 'address', none),
+    accept('tagged+news@route.test', 'domain', 'tagged+news@route.test', 'address', toForward),
   ],
   ['an unknown address on a domain without catch-all rejects', 'nobody@route.test', reject('unknown_address')],
   ['+tag of an unknown address rejects', 'nobody+x@route.test', reject('unknown_address')],
   ['an inactive address rejects', 'off@route.test', reject('inactive_address')],
   ['an inactive address rejects through its +tag too', 'off+x@route.test', reject('inactive_address')],
+  [
+    'catch-all takes unknown addresses',
+    'anyone@catchall.test',
+    accept('anyone@catchall.test', 'catchAllDomain', null, 'catch_all', toHook),
+  ],
+  [
+    'a specific address wins over catch-all',
+    'vip@catchall.test',
+    accept('vip@catchall.test', 'catchAllDomain', 'vip@catchall.test', 'address', toForward),
+  ],
+  [
+    'a specific address wins over catch-all through its +tag',
+    'vip+x@catchall.test',
+    accept('vip+x@catchall.test', 'catchAllDomain', 'vip@catchall.test', 'subaddress', toForward),
+  ],
   [
     'an unverified domain rejects even a configured address',
     'early@unverified-route.test',
@@ -123,7 +191,7 @@ const table: Array<[string, string, Expected]> = [
   [
     'a registered subdomain routes its own addresses',
     'hello@mail.route.test',
-    accept('hello@mail.route.test', 'subdomain', 'hello@mail.route.test', 'address', none),
+    accept('hello@mail.route.test', 'subdomain', 'hello@mail.route.test', 'address', toHook),
   ],
   ['an unregistered subdomain of a verified domain is unknown', 'info@other.route.test', reject('unknown_domain')],
   [
@@ -139,7 +207,7 @@ const table: Array<[string, string, Expected]> = [
   [
     'dmarc@ routes normally when receiveDmarcEmails is set',
     'dmarc@dmarc-routed.test',
-    accept('dmarc@dmarc-routed.test', 'dmarcDomain', 'dmarc@dmarc-routed.test', 'address', none),
+    accept('dmarc@dmarc-routed.test', 'dmarcDomain', 'dmarc@dmarc-routed.test', 'address', toHook),
   ],
   ['an unknown domain rejects (relay attempt)', 'info@unknown.test', reject('unknown_domain')],
   ['a malformed recipient rejects', 'not-an-address', reject('unknown_address')],
@@ -162,6 +230,6 @@ describe('RoutingService.resolve', () => {
     await api.put(`/api/v2/email-addresses/${ids['info@route.test']}`, { isActive: true });
     const decision = await server.app.router.resolve('info@route.test');
     assert.equal(decision.accepted, true);
-    assert.deepEqual(decision.accepted && decision.target, none());
+    assert.deepEqual(decision.accepted && decision.target, toHook(ids));
   });
 });

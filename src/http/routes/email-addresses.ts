@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { EmailAddressesService } from '../../addresses/index.ts';
-import { emptyBodyAsObject } from '../empty-body.ts';
+import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
 import { AddressDeletedSchema, EmailAddressSchema, presentEmailAddress } from '../presenters/email-addresses.ts';
 import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
@@ -13,7 +13,7 @@ export interface EmailAddressRoutesOptions {
 
 const BodyTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
-const TargetId = Type.Optional(Type.Union([Type.String(), Type.Null()]));
+const TargetId = ClearableString;
 
 function flag(value: 'true' | 'false' | undefined): boolean | undefined {
   return value === undefined ? undefined : value === 'true';

@@ -1,0 +1,83 @@
+import { sql } from 'kysely';
+import type { Db, DeliveriesTable } from '../db/index.ts';
+
+export interface DeliveryStats {
+  total: number;
+  successful: number;
+  failed: number;
+  lastDelivery: string | null;
+}
+
+export interface RecentDelivery {
+  id: string;
+  emailId: string;
+  deliveryType: DeliveriesTable['delivery_type'];
+  status: DeliveriesTable['status'];
+  attempts: number;
+  lastAttemptAt: string | null;
+  responseData: unknown;
+  createdAt: string;
+}
+
+export const NO_DELIVERIES: DeliveryStats = { total: 0, successful: 0, failed: 0, lastDelivery: null };
+
+/** Delivery counts per target, read from the outbox that ingest and the delivery worker fill. */
+export async function deliveryStats(
+  db: Db,
+  targetType: DeliveriesTable['target_type'],
+  targetIds: string[],
+): Promise<Map<string, DeliveryStats>> {
+  if (targetIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('deliveries')
+    .select([
+      'target_id',
+      (eb) => eb.fn.countAll().as('total'),
+      sql<string | number>`sum(case when status = 'success' then 1 else 0 end)`.as('successful'),
+      sql<string | number>`sum(case when status = 'failed' then 1 else 0 end)`.as('failed'),
+      (eb) => eb.fn.max('last_attempt_at').as('last_delivery'),
+    ])
+    .where('target_type', '=', targetType)
+    .where('target_id', 'in', targetIds)
+    .groupBy('target_id')
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.target_id,
+      {
+        total: Number(row.total),
+        successful: Number(row.successful),
+        failed: Number(row.failed),
+        lastDelivery: row.last_delivery ?? null,
+      },
+    ]),
+  );
+}
+
+/** The target's most recent deliveries, newest first. */
+export async function recentDeliveries(
+  db: Db,
+  targetType: DeliveriesTable['target_type'],
+  targetId: string,
+  limit: number,
+): Promise<RecentDelivery[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('target_type', '=', targetType)
+    .where('target_id', '=', targetId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    emailId: row.email_id,
+    deliveryType: row.delivery_type,
+    status: row.status,
+    attempts: row.attempts,
+    lastAttemptAt: row.last_attempt_at,
+    responseData: row.response_data ? JSON.parse(row.response_data) : null,
+    createdAt: row.created_at,
+  }));
+}

@@ -1,0 +1,161 @@
+import { Invalid } from '../core/index.ts';
+
+export const ENDPOINT_TYPES = ['webhook', 'email', 'email_group'] as const;
+export type EndpointType = (typeof ENDPOINT_TYPES)[number];
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_RETRY_ATTEMPTS = 3;
+const MAX_GROUP_SIZE = 50;
+/** The format the original service accepts for forward targets. */
+const ADDRESS_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface WebhookSettings {
+  url: string;
+  secret?: string;
+  headers?: Record<string, string>;
+  timeout: number;
+  retryAttempts: number;
+}
+
+export interface ForwardSettings {
+  includeAttachments: boolean;
+  preserveHeaders?: boolean;
+  subjectPrefix?: string;
+  fromAddress?: string;
+  senderName?: string;
+}
+
+const MAX_NAME = 255;
+const MAX_DESCRIPTION = 1000;
+
+export function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_NAME) throw new Invalid('Name must be 1 to 255 characters');
+  return trimmed;
+}
+
+export function checkDescription(description: string | null | undefined): string | null {
+  if (description === undefined || description === null) return null;
+  if (description.length > MAX_DESCRIPTION) throw new Invalid('Description must be at most 1000 characters');
+  return description;
+}
+
+/** What a config needs checked outside itself: the URL guard and the account's verified domains. */
+export interface ConfigChecks {
+  assertPublicUrl(url: string): Promise<void>;
+  isVerifiedDomain(domain: string): Promise<boolean>;
+}
+
+function invalid(details: string): Invalid {
+  return new Invalid('Invalid configuration', { details });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function optionalString(config: Record<string, unknown>, key: string): string | undefined {
+  const value = config[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw invalid(`${key} must be a string`);
+  return value;
+}
+
+/** Whole numbers only: both values are stored as integers, and a fractional retry count means nothing. */
+function inRange(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
+/**
+ * The webhook fields shared by webhook endpoints and legacy webhooks, with defaults applied. `timeout` is in
+ * seconds as the spec says; `@inboundemail/sdk`'s `setupDomain` sends 30000 (milliseconds) and is refused like any
+ * other out-of-range value, because guessing units would silently turn a typo into a different timeout.
+ */
+export function webhookSettings(config: Record<string, unknown>): WebhookSettings {
+  const url = config.url;
+  if (url === undefined || url === null || url === '') throw invalid('Webhook URL is required');
+  if (typeof url !== 'string' || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw invalid('Invalid webhook URL format');
+  }
+  const timeout = config.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+  if (!inRange(timeout, 1, 300)) throw invalid('Timeout must be a number between 1 and 300 seconds');
+  const retryAttempts = config.retryAttempts ?? DEFAULT_RETRY_ATTEMPTS;
+  if (!inRange(retryAttempts, 0, 10)) throw invalid('Retry attempts must be a number between 0 and 10');
+  const headers = config.headers ?? undefined;
+  if (headers !== undefined && (!isObject(headers) || !Object.values(headers).every((v) => typeof v === 'string'))) {
+    throw invalid('Headers must be an object with string values');
+  }
+  const secret = optionalString(config, 'secret');
+  return {
+    url,
+    ...(secret ? { secret } : {}),
+    ...(headers ? { headers: headers as Record<string, string> } : {}),
+    timeout,
+    retryAttempts,
+  };
+}
+
+async function forwardSettings(config: Record<string, unknown>, checks: ConfigChecks): Promise<ForwardSettings> {
+  const includeAttachments = config.includeAttachments ?? true;
+  if (typeof includeAttachments !== 'boolean') throw invalid('includeAttachments must be a boolean');
+  const preserveHeaders = config.preserveHeaders ?? undefined;
+  if (preserveHeaders !== undefined && typeof preserveHeaders !== 'boolean') {
+    throw invalid('preserveHeaders must be a boolean');
+  }
+  const subjectPrefix = optionalString(config, 'subjectPrefix');
+  const senderName = optionalString(config, 'senderName');
+  const fromAddress = optionalString(config, 'fromAddress')?.trim().toLowerCase();
+  if (fromAddress !== undefined) {
+    if (!ADDRESS_FORMAT.test(fromAddress)) throw invalid('Invalid from address format');
+    const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1);
+    if (!(await checks.isVerifiedDomain(domain))) {
+      throw invalid(`From address must be on a verified domain of your account: ${domain} is not`);
+    }
+  }
+  return {
+    includeAttachments,
+    ...(preserveHeaders !== undefined ? { preserveHeaders } : {}),
+    ...(subjectPrefix !== undefined ? { subjectPrefix } : {}),
+    ...(fromAddress !== undefined ? { fromAddress } : {}),
+    ...(senderName !== undefined ? { senderName } : {}),
+  };
+}
+
+/**
+ * Validates a config against its type's table in the spec and returns the stored form: known keys only, with
+ * defaults written out so reads show them. Throws 400 `Invalid configuration` with the reference's `details`.
+ */
+export async function normalizeConfig(
+  type: EndpointType,
+  config: unknown,
+  checks: ConfigChecks,
+): Promise<Record<string, unknown>> {
+  if (!isObject(config)) throw invalid('Configuration must be an object');
+  if (type === 'webhook') {
+    const settings = webhookSettings(config);
+    await checks.assertPublicUrl(settings.url);
+    return { ...settings };
+  }
+  if (type === 'email') {
+    // `@inboundemail/sdk`'s createForwarder sends the target as `email`.
+    const target = config.forwardTo ?? config.email;
+    if (target === undefined || target === null || target === '') throw invalid('Forward-to email address is required');
+    if (typeof target !== 'string' || !ADDRESS_FORMAT.test(target.trim())) {
+      throw invalid('Invalid forward-to email address format');
+    }
+    return { forwardTo: target.trim().toLowerCase(), ...(await forwardSettings(config, checks)) };
+  }
+  const emails = config.emails;
+  if (!Array.isArray(emails)) throw invalid('Email group must have an emails array');
+  if (emails.length === 0) throw invalid('Email group must have at least one email address');
+  if (emails.length > MAX_GROUP_SIZE) throw invalid('Email group cannot have more than 50 email addresses');
+  const normalized: string[] = [];
+  for (const email of emails) {
+    if (typeof email !== 'string' || !ADDRESS_FORMAT.test(email.trim())) {
+      throw invalid(`Invalid email address in group: ${typeof email === 'string' ? email : JSON.stringify(email)}`);
+    }
+    normalized.push(email.trim().toLowerCase());
+  }
+  if (new Set(normalized).size !== normalized.length) throw invalid('Email group contains duplicate email addresses');
+  return { emails: normalized, ...(await forwardSettings(config, checks)) };
+}

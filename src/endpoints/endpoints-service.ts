@@ -1,0 +1,315 @@
+import { sql } from 'kysely';
+import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
+import { type Db, type EndpointsTable, fromFlag, toFlag } from '../db/index.ts';
+import type { DnsLookup } from '../dns/index.ts';
+import {
+  type DeliveryStats,
+  deliveryStats,
+  NO_DELIVERIES,
+  type RecentDelivery,
+  recentDeliveries,
+} from './delivery-stats.ts';
+import {
+  type ConfigChecks,
+  checkDescription,
+  checkName,
+  ENDPOINT_TYPES,
+  type EndpointType,
+  normalizeConfig,
+} from './endpoint-config.ts';
+import { assertPublicUrl } from './url-guard.ts';
+
+/** An endpoint or legacy webhook in the short form routing and catch-all show it. */
+export interface RoutingTarget {
+  id: string;
+  name: string;
+  /** The endpoint type; null for a legacy webhook. */
+  type: EndpointType | null;
+  isActive: boolean;
+  config: Record<string, unknown>;
+}
+
+export interface Endpoint {
+  id: string;
+  accountId: string;
+  name: string;
+  type: EndpointType;
+  config: Record<string, unknown>;
+  isActive: boolean;
+  description: string | null;
+  groupEmails: string[] | null;
+  deliveryStats: DeliveryStats;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface EndpointDetail extends Endpoint {
+  recentDeliveries: RecentDelivery[];
+  associatedEmails: Array<{ id: string; address: string; isActive: boolean; createdAt: string }>;
+  catchAllDomains: Array<{ id: string; domain: string; status: string }>;
+}
+
+export interface EndpointInput {
+  name?: unknown;
+  type?: unknown;
+  config?: unknown;
+  description?: string | null;
+}
+
+export interface EndpointUpdate {
+  name?: string;
+  description?: string | null;
+  isActive?: boolean;
+  config?: unknown;
+}
+
+export interface EndpointListQuery {
+  limit: number;
+  offset: number;
+  type?: EndpointType;
+  active?: boolean;
+  sortBy?: 'newest' | 'oldest';
+  search?: string;
+}
+
+export interface EndpointCleanup {
+  emailAddresses: string[];
+  domains: string[];
+  groupEmailsDeleted: number;
+}
+
+const RECENT_DELIVERIES = 10;
+
+export class EndpointsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly dns: Pick<DnsLookup, 'addresses'>;
+  private readonly allowPrivateWebhooks: boolean;
+
+  constructor(deps: { db: Db; clock: Clock; dns: Pick<DnsLookup, 'addresses'>; allowPrivateWebhooks: boolean }) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.dns = deps.dns;
+    this.allowPrivateWebhooks = deps.allowPrivateWebhooks;
+  }
+
+  async create(accountId: string, input: EndpointInput): Promise<Endpoint> {
+    const present = (value: unknown) => value !== undefined && value !== null && value !== '';
+    if (!present(input.name) || !present(input.type) || !present(input.config)) {
+      throw new Invalid('Missing required fields', { required: ['name', 'type', 'config'] });
+    }
+    if (!ENDPOINT_TYPES.includes(input.type as EndpointType)) {
+      throw new Invalid('Invalid endpoint type', { validTypes: [...ENDPOINT_TYPES] });
+    }
+    const type = input.type as EndpointType;
+    const name = checkName(String(input.name));
+    const description = checkDescription(input.description);
+    const config = await normalizeConfig(type, input.config, this.checks(accountId));
+    // Receivers check X-Webhook-Verification-Token against this; it lives as long as the endpoint.
+    if (type === 'webhook') config.verificationToken = randomHex(32);
+    const now = isoNow(this.clock);
+    const row: EndpointsTable = {
+      id: newId('endp'),
+      account_id: accountId,
+      name,
+      type,
+      config: JSON.stringify(config),
+      is_active: 1,
+      description,
+      deactivated_reason: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.insertInto('endpoints').values(row).execute();
+    return this.toEndpoint(row, NO_DELIVERIES);
+  }
+
+  async list(accountId: string, query: EndpointListQuery): Promise<{ endpoints: Endpoint[]; total: number }> {
+    let base = this.db.selectFrom('endpoints').where('account_id', '=', accountId);
+    if (query.type) base = base.where('type', '=', query.type);
+    if (query.active !== undefined) base = base.where('is_active', '=', toFlag(query.active));
+    if (query.search) {
+      const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      base = base.where(sql<boolean>`lower(name) like ${pattern} escape '\\'`);
+    }
+    const [rows, count] = await Promise.all([
+      base
+        .selectAll()
+        .orderBy('id', query.sortBy === 'oldest' ? 'asc' : 'desc')
+        .limit(query.limit)
+        .offset(query.offset)
+        .execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    const stats = await deliveryStats(
+      this.db,
+      'endpoint',
+      rows.map((row) => row.id),
+    );
+    return {
+      endpoints: rows.map((row) => this.toEndpoint(row, stats.get(row.id) ?? NO_DELIVERIES)),
+      total: Number(count.n),
+    };
+  }
+
+  async get(accountId: string, id: string): Promise<EndpointDetail> {
+    const row = await this.ownedRow(accountId, id);
+    const [stats, recent, emails, domains] = await Promise.all([
+      deliveryStats(this.db, 'endpoint', [row.id]),
+      recentDeliveries(this.db, 'endpoint', row.id, RECENT_DELIVERIES),
+      this.db
+        .selectFrom('email_addresses')
+        .select(['id', 'address', 'is_active', 'created_at'])
+        .where('account_id', '=', accountId)
+        .where('endpoint_id', '=', row.id)
+        .orderBy('address')
+        .execute(),
+      this.db
+        .selectFrom('domains')
+        .select(['id', 'domain', 'status'])
+        .where('account_id', '=', accountId)
+        .where('catch_all_endpoint_id', '=', row.id)
+        .orderBy('domain')
+        .execute(),
+    ]);
+    return {
+      ...this.toEndpoint(row, stats.get(row.id) ?? NO_DELIVERIES),
+      recentDeliveries: recent,
+      associatedEmails: emails.map((email) => ({
+        id: email.id,
+        address: email.address,
+        isActive: fromFlag(email.is_active),
+        createdAt: email.created_at,
+      })),
+      catchAllDomains: domains,
+    };
+  }
+
+  async update(accountId: string, id: string, update: EndpointUpdate): Promise<Endpoint> {
+    const row = await this.ownedRow(accountId, id);
+    const changes: Partial<EndpointsTable> = {};
+    if (update.name !== undefined) changes.name = checkName(update.name);
+    if (update.description !== undefined) changes.description = checkDescription(update.description);
+    if (update.isActive !== undefined) changes.is_active = toFlag(update.isActive);
+    if (update.config !== undefined) {
+      const config = await normalizeConfig(row.type, update.config, this.checks(accountId));
+      const token = JSON.parse(row.config).verificationToken;
+      // A config edit replaces the settings but never the token receivers already trust.
+      if (row.type === 'webhook') config.verificationToken = token ?? randomHex(32);
+      changes.config = JSON.stringify(config);
+    }
+    if (Object.keys(changes).length === 0) return this.toEndpoint(row, NO_DELIVERIES);
+    const updated = await this.db
+      .updateTable('endpoints')
+      .set({ ...changes, updated_at: isoNow(this.clock) })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return this.toEndpoint(updated, NO_DELIVERIES);
+  }
+
+  /**
+   * Deletes the endpoint. Its addresses become store-only and domains that used it for catch-all lose it, in the
+   * same transaction; its delivery history stays, so past deliveries can still be read and audited.
+   */
+  async remove(accountId: string, id: string): Promise<EndpointCleanup> {
+    const row = await this.ownedRow(accountId, id);
+    return this.db.transaction().execute(async (trx) => {
+      const now = isoNow(this.clock);
+      const addresses = await trx
+        .updateTable('email_addresses')
+        .set({ endpoint_id: null, updated_at: now })
+        .where('account_id', '=', accountId)
+        .where('endpoint_id', '=', row.id)
+        .returning('address')
+        .execute();
+      const domains = await trx
+        .updateTable('domains')
+        .set({ is_catch_all_enabled: 0, catch_all_endpoint_id: null, updated_at: now })
+        .where('account_id', '=', accountId)
+        .where('catch_all_endpoint_id', '=', row.id)
+        .returning('domain')
+        .execute();
+      await trx.deleteFrom('endpoints').where('id', '=', row.id).execute();
+      const config = JSON.parse(row.config);
+      return {
+        emailAddresses: addresses.map((a) => a.address).sort(),
+        domains: domains.map((d) => d.domain).sort(),
+        groupEmailsDeleted: row.type === 'email_group' ? config.emails.length : 0,
+      };
+    });
+  }
+
+  /** The short form domains show for a catch-all endpoint; undefined for unknown and other accounts' ids. */
+  async summary(accountId: string, id: string) {
+    const target = (await this.targets(accountId, [id])).get(id);
+    return target && { id: target.id, name: target.name, type: target.type!, isActive: target.isActive };
+  }
+
+  /** The account's endpoints among `ids`, by id; other accounts' endpoints are absent. */
+  async targets(accountId: string, ids: string[]): Promise<Map<string, RoutingTarget>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', 'in', [...new Set(ids)])
+      .execute();
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          id: row.id,
+          name: row.name,
+          type: row.type,
+          isActive: fromFlag(row.is_active),
+          config: JSON.parse(row.config),
+        },
+      ]),
+    );
+  }
+
+  private checks(accountId: string): ConfigChecks {
+    return {
+      assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: this.allowPrivateWebhooks, dns: this.dns }),
+      isVerifiedDomain: async (domain) =>
+        Boolean(
+          await this.db
+            .selectFrom('domains')
+            .select('id')
+            .where('account_id', '=', accountId)
+            .where('domain', '=', domain)
+            .where('status', '=', 'verified')
+            .executeTakeFirst(),
+        ),
+    };
+  }
+
+  private async ownedRow(accountId: string, id: string): Promise<EndpointsTable> {
+    const row = await this.db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!row) throw new NotFound('Endpoint not found');
+    return row;
+  }
+
+  private toEndpoint(row: EndpointsTable, stats: DeliveryStats): Endpoint {
+    const config = JSON.parse(row.config);
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      name: row.name,
+      type: row.type,
+      config,
+      isActive: fromFlag(row.is_active),
+      description: row.description,
+      groupEmails: row.type === 'email_group' ? config.emails : null,
+      deliveryStats: stats,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+}

@@ -1,0 +1,144 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { EndpointsService } from '../../endpoints/index.ts';
+import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
+import { pageInfo, pagination } from '../pagination.ts';
+import {
+  EndpointDeletedSchema,
+  EndpointDetailSchema,
+  EndpointSchema,
+  presentEndpoint,
+  presentEndpointCleanup,
+  presentEndpointDetail,
+  presentUpdatedEndpoint,
+  UpdatedEndpointSchema,
+} from '../presenters/endpoints.ts';
+import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+
+export interface EndpointRoutesOptions {
+  family: 'e2' | 'v2';
+  endpoints: EndpointsService;
+}
+
+const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
+
+/** Endpoint routes; both families serve the same shapes and errors. */
+export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = async (app, { family, endpoints }) => {
+  const tags = [`${family} endpoints`];
+
+  app.get(
+    '/endpoints',
+    {
+      schema: {
+        tags,
+        summary: 'List endpoints',
+        querystring: Type.Object({
+          ...PaginationQuery,
+          type: Type.Optional(
+            Type.Union([Type.Literal('webhook'), Type.Literal('email'), Type.Literal('email_group')]),
+          ),
+          active: Type.Optional(Flag),
+          sortBy: Type.Optional(Type.Union([Type.Literal('newest'), Type.Literal('oldest')])),
+          search: Type.Optional(Type.String({ description: 'Part of the name, any case' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const page = pagination(request.query);
+      const { active, ...filters } = request.query;
+      const { endpoints: rows, total } = await endpoints.list(request.account.id, {
+        ...filters,
+        ...page,
+        active: active === undefined ? undefined : active === 'true',
+      });
+      return { data: rows.map(presentEndpoint), pagination: pageInfo(page, total, rows.length) };
+    },
+  );
+
+  app.post(
+    '/endpoints',
+    {
+      schema: {
+        tags,
+        summary: 'Create an endpoint',
+        description:
+          'A webhook endpoint gets its `config.verificationToken` here. The email type also accepts `email` for ' +
+          '`forwardTo` (as `@inboundemail/sdk` sends it). Webhook URLs on private networks are refused unless ' +
+          'WEBHOOK_ALLOW_PRIVATE is set.',
+        body: Type.Object({
+          name: Type.Optional(Type.String()),
+          type: Type.Optional(Type.String({ description: '`webhook`, `email` or `email_group`' })),
+          config: Type.Optional(Type.Unknown()),
+          description: ClearableString,
+        }),
+        response: { 201: EndpointSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request, reply) => {
+      const created = await endpoints.create(request.account.id, request.body);
+      return reply.code(201).send(presentEndpoint(created));
+    },
+  );
+
+  app.get(
+    '/endpoints/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read an endpoint',
+        description:
+          'Adds the 10 most recent deliveries, the addresses routed to it and the catch-all domains using it.',
+        params: IdParams,
+        response: { 200: EndpointDetailSchema, ...errorResponses },
+      },
+    },
+    async (request) => presentEndpointDetail(await endpoints.get(request.account.id, request.params.id)),
+  );
+
+  app.put(
+    '/endpoints/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update an endpoint',
+        description:
+          'Only the fields sent change. A new `config` replaces the old one whole (validated as on create); a ' +
+          "webhook's verificationToken is kept. `webhookFormat` is accepted and ignored: deliveries use one format.",
+        params: IdParams,
+        body: Type.Object({
+          name: Type.Optional(Type.String()),
+          description: ClearableString,
+          isActive: Type.Optional(Type.Boolean()),
+          config: Type.Optional(Type.Unknown()),
+          webhookFormat: Type.Optional(
+            Type.Union([Type.Literal('inbound'), Type.Literal('discord'), Type.Literal('slack')]),
+          ),
+        }),
+        response: { 200: UpdatedEndpointSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request) => {
+      const { webhookFormat: _ignored, ...update } = request.body;
+      return presentUpdatedEndpoint(await endpoints.update(request.account.id, request.params.id, update));
+    },
+  );
+
+  app.delete(
+    '/endpoints/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an endpoint',
+        description:
+          'Addresses routed to it become store-only and catch-all is switched off on domains that used it. ' +
+          'Unlike the original service, the delivery history is kept.',
+        params: IdParams,
+        response: { 200: EndpointDeletedSchema, ...errorResponses },
+      },
+    },
+    async (request) => presentEndpointCleanup(await endpoints.remove(request.account.id, request.params.id)),
+  );
+};

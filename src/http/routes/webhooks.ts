@@ -1,0 +1,104 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { WebhooksService } from '../../endpoints/index.ts';
+import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
+import { pageInfo, pagination } from '../pagination.ts';
+import { presentWebhook, presentWebhookCleanup, WebhookDeletedSchema, WebhookSchema } from '../presenters/webhooks.ts';
+import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+
+export interface WebhookRoutesOptions {
+  family: 'e2' | 'v2';
+  webhooks: WebhooksService;
+}
+
+const webhookFields = {
+  name: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String()),
+  secret: ClearableString,
+  headers: Type.Optional(Type.Unknown({ description: 'An object of string header values, or null to clear' })),
+  timeout: Type.Optional(Type.Number({ description: 'Seconds, 1 to 300; default 30' })),
+  retryAttempts: Type.Optional(Type.Number({ description: '0 to 10; default 3' })),
+  isActive: Type.Optional(Type.Boolean()),
+  description: ClearableString,
+};
+
+/** Legacy webhooks: the routing target behind an address's `webhookId` (the v2 family only). */
+export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { family, webhooks }) => {
+  const tags = [`${family} webhooks`];
+
+  app.get(
+    '/webhooks',
+    {
+      schema: {
+        tags,
+        summary: 'List legacy webhooks',
+        querystring: Type.Object(PaginationQuery),
+        response: { 200: Type.Object({ data: Type.Array(WebhookSchema), pagination: Pagination }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const page = pagination(request.query);
+      const { webhooks: rows, total } = await webhooks.list(request.account.id, page);
+      return { data: rows.map(presentWebhook), pagination: pageInfo(page, total, rows.length) };
+    },
+  );
+
+  app.post(
+    '/webhooks',
+    {
+      schema: {
+        tags,
+        summary: 'Create a legacy webhook',
+        description: 'Validated like a webhook endpoint, including the private-network guard on `url`.',
+        body: Type.Object(webhookFields),
+        response: { 201: WebhookSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request, reply) =>
+      reply.code(201).send(presentWebhook(await webhooks.create(request.account.id, request.body))),
+  );
+
+  app.get(
+    '/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a legacy webhook',
+        params: IdParams,
+        response: { 200: WebhookSchema, ...errorResponses },
+      },
+    },
+    async (request) => presentWebhook(await webhooks.get(request.account.id, request.params.id)),
+  );
+
+  app.put(
+    '/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a legacy webhook',
+        description: 'Only the fields sent change; null clears `secret`, `headers` and `description`.',
+        params: IdParams,
+        body: Type.Object(webhookFields),
+        response: { 200: WebhookSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request) => presentWebhook(await webhooks.update(request.account.id, request.params.id, request.body)),
+  );
+
+  app.delete(
+    '/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a legacy webhook',
+        description: 'Addresses routed to it become store-only; the delivery history is kept.',
+        params: IdParams,
+        response: { 200: WebhookDeletedSchema, ...errorResponses },
+      },
+    },
+    async (request) => presentWebhookCleanup(await webhooks.remove(request.account.id, request.params.id)),
+  );
+};
