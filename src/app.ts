@@ -6,10 +6,10 @@ import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './db/index.ts';
-import { createDeliverySystem, type DeliverySystem, webhookAddressGuard } from './delivery/index.ts';
+import { createDeliverySystem, type DeliverySystem } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
-import { EndpointsService, WebhooksService } from './endpoints/index.ts';
+import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
 import { buildHttpServer } from './http/index.ts';
 import { createIngestService, extractAttachment, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
@@ -109,7 +109,11 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     clock,
     logger,
     dns,
-    guard: webhookAddressGuard(config.webhookAllowPrivate),
+    // The SSRF rule again, on the address each webhook request actually connects to.
+    guard: (ip) =>
+      !config.webhookAllowPrivate && isPrivateAddress(ip)
+        ? 'loopback, private, link-local and reserved addresses are not allowed (WEBHOOK_ALLOW_PRIVATE)'
+        : undefined,
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
     settings: {
       ...config.delivery,
@@ -119,7 +123,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       relayUrl: config.smtp.relayUrl,
     },
   });
-  ingest.onCommitted(() => delivery.jobsQueued());
+  ingest.onCommitted((emails) => {
+    if (emails.some((email) => email.deliveryIds.length > 0)) delivery.jobsQueued();
+  });
   const mail = new MailService({ db, dialect: database.kind, clock, raw: blobs, extractAttachment });
   const threads = new ThreadsService({ db, dialect: database.kind, clock });
   const http = await buildHttpServer(

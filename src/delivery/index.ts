@@ -1,4 +1,3 @@
-export { webhookAddressGuard } from './address-guard.ts';
 export type { DeliveryRecord, DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
 export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
 export {

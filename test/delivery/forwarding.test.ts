@@ -190,3 +190,31 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
     assert.match(delivery.lastError!, /^nobody@elsewhere\.test: .*550/);
   });
 });
+
+describe('forwarding by direct MX delivery (no SMTP_RELAY_URL)', () => {
+  test("the message goes to the recipient domain's MX host, found through DNS", async () => {
+    const mx = await startSmtpSink();
+    const direct = await startTestApp({ DNS_SERVERS: dns.address, FORWARD_MX_PORT: String(mx.port) });
+    try {
+      const directApi = apiClient(direct.baseUrl, direct.apiKey);
+      const { id } = await createVerifiedDomain(directApi, dns, 'direct.test');
+      dns.set('partner.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
+      const endpoint = await createForwardEndpoint(directApi, 'Direct', 'email', { forwardTo: 'ops@partner.test' });
+      await routeAddress(directApi, 'in@direct.test', id, { endpointId: endpoint.id });
+      const sent = await sendMail({
+        port: direct.smtpPort,
+        from: 'ann@sender.test',
+        to: 'in@direct.test',
+        subject: 'Direct',
+      });
+      assert.equal(sent.code, 250, sent.response);
+      await mx.waitForMessages(1);
+      assert.deepEqual(mx.messages[0]!.rcptTo, ['ops@partner.test']);
+      assert.equal(mx.messages[0]!.parsed.subject, 'Direct');
+      assert.equal((await waitForDelivery(directApi, sent.queuedIds[0]!)).status, 'success');
+    } finally {
+      await direct.close();
+      await mx.close();
+    }
+  });
+});
