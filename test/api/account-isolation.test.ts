@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+
+let dns: DnsServer;
+let server: TestApp;
+let a: ApiClient;
+let b: ApiClient;
+const mine: Record<'domain' | 'endpoint' | 'webhook' | 'address', string> = {
+  domain: '',
+  endpoint: '',
+  webhook: '',
+  address: '',
+};
+let bDomain: string;
+
+before(async () => {
+  dns = await startDnsServer();
+  server = await startTestApp({ DNS_SERVERS: dns.address });
+  a = apiClient(server.baseUrl, server.apiKey);
+  b = apiClient(server.baseUrl, await server.newAccountKey('account-b'));
+  mine.domain = (await createVerifiedDomain(a, dns, 'account-a.test')).id;
+  mine.endpoint = (
+    await a.post('/api/v2/endpoints', { name: 'A hook', type: 'webhook', config: { url: 'https://a.example.com' } })
+  ).body.id;
+  mine.webhook = (await a.post('/api/v2/webhooks', { name: 'A legacy', url: 'https://a.example.com/legacy' })).body.id;
+  mine.address = (
+    await a.post('/api/v2/email-addresses', {
+      address: 'info@account-a.test',
+      domainId: mine.domain,
+      endpointId: mine.endpoint,
+    })
+  ).body.id;
+  bDomain = (await createVerifiedDomain(b, dns, 'account-b.test')).id;
+});
+after(async () => {
+  await server.close();
+  await dns.close();
+});
+
+describe("account B and account A's resources", () => {
+  for (const family of ['e2', 'v2'] as const) {
+    const resources: Array<[string, string, string, unknown]> = [
+      ['domains', 'domain', 'Domain not found', { isCatchAllEnabled: false }],
+      ['endpoints', 'endpoint', 'Endpoint not found', { name: 'mine now' }],
+      ['email-addresses', 'address', 'Email address not found', { isActive: false }],
+      ...(family === 'v2'
+        ? [['webhooks', 'webhook', 'Webhook not found', { name: 'mine now' }] as [string, string, string, unknown]]
+        : []),
+    ];
+    for (const [resource, key, error, update] of resources) {
+      test(`${family}: B cannot read, update or delete A's ${resource} (404 ${error})`, async () => {
+        const id = mine[key as keyof typeof mine];
+        const updateMethod = family === 'e2' && resource === 'domains' ? 'patch' : 'put';
+        for (const response of [
+          await b.get(`/api/${family}/${resource}/${id}`),
+          await b[updateMethod](`/api/${family}/${resource}/${id}`, update),
+          await b.delete(`/api/${family}/${resource}/${id}`),
+        ]) {
+          assert.equal(response.status, 404);
+          assert.deepEqual(response.body, { error });
+        }
+        assert.equal((await a.get(`/api/${family}/${resource}/${id}`)).status, 200);
+      });
+
+      test(`${family}: B's list of ${resource} never includes A's`, async () => {
+        const listed = await b.get(`/api/${family}/${resource}?limit=100`);
+        assert.equal(listed.status, 200);
+        const ids = listed.body.data.map((item: { id: string }) => item.id);
+        assert.equal(ids.includes(mine[key as keyof typeof mine]), false);
+      });
+    }
+  }
+
+  test("B cannot route its addresses or catch-all to A's endpoint or webhook", async () => {
+    const create = await b.post('/api/v2/email-addresses', {
+      address: 'x@account-b.test',
+      domainId: bDomain,
+      endpointId: mine.endpoint,
+    });
+    assert.equal(create.status, 404);
+    assert.deepEqual(create.body, { error: 'Endpoint not found or access denied' });
+    const own = await b.post('/api/e2/email-addresses', { address: 'y@account-b.test', domainId: bDomain });
+    const toWebhook = await b.put(`/api/e2/email-addresses/${own.body.id}`, { webhookId: mine.webhook });
+    assert.equal(toWebhook.status, 404);
+    assert.deepEqual(toWebhook.body, { error: 'Webhook not found or access denied' });
+    const catchAll = await b.put(`/api/v2/domains/${bDomain}`, {
+      isCatchAllEnabled: true,
+      catchAllEndpointId: mine.endpoint,
+    });
+    assert.equal(catchAll.status, 400);
+    assert.deepEqual(catchAll.body, { error: 'Endpoint not found or does not belong to user' });
+    assert.deepEqual(await server.app.router.resolve('y@account-b.test').then((d) => d.accepted && d.target), {
+      kind: 'none',
+    });
+  });
+
+  test("B cannot add addresses on A's domain, nor take A's address", async () => {
+    const onA = await b.post('/api/v2/email-addresses', { address: 'new@account-a.test', domainId: mine.domain });
+    assert.equal(onA.status, 404);
+    assert.deepEqual(onA.body, { error: 'Domain not found or access denied' });
+    const taken = await b.post('/api/v2/domains', { domain: 'account-a.test' });
+    assert.equal(taken.status, 409);
+  });
+});

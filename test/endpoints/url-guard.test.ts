@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { isPrivateAddress } from '../../src/endpoints/index.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+
+let dns: DnsServer;
+let guarded: TestApp;
+let open: TestApp;
+let api: ApiClient;
+
+before(async () => {
+  dns = await startDnsServer();
+  dns.set('public.hooks.test', [{ type: 'A', address: '93.184.216.34' }]);
+  dns.set('internal.hooks.test', [{ type: 'A', address: '10.1.2.3' }]);
+  dns.set('mixed.hooks.test', [
+    { type: 'A', address: '93.184.216.34' },
+    { type: 'AAAA', address: 'fd00::5' },
+  ]);
+  dns.set('rebind.hooks.test', [{ type: 'A', address: '169.254.169.254' }]);
+  guarded = await startTestApp({ DNS_SERVERS: dns.address, WEBHOOK_ALLOW_PRIVATE: 'false' });
+  open = await startTestApp({ DNS_SERVERS: dns.address, WEBHOOK_ALLOW_PRIVATE: 'true' });
+  api = apiClient(guarded.baseUrl, guarded.apiKey);
+});
+after(async () => {
+  await guarded.close();
+  await open.close();
+  await dns.close();
+});
+
+describe('isPrivateAddress', () => {
+  const cases: Array<[string, boolean]> = [
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['10.0.0.1', true],
+    ['172.16.0.1', true],
+    ['172.31.255.255', true],
+    ['172.32.0.1', false],
+    ['192.168.1.1', true],
+    ['169.254.169.254', true],
+    ['100.100.100.200', true],
+    ['0.0.0.0', true],
+    ['224.0.0.1', true],
+    ['255.255.255.255', true],
+    ['8.8.8.8', false],
+    ['93.184.216.34', false],
+    ['::1', true],
+    ['::', true],
+    ['fe80::1', true],
+    ['fd00:ec2::254', true],
+    ['ff02::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:7f00:1', true],
+    ['64:ff9b::a00:1', true],
+    ['::ffff:8.8.8.8', false],
+    ['2606:4700:4700::1111', false],
+    ['not-an-ip', true],
+  ];
+  for (const [ip, expected] of cases) {
+    test(`${ip} is ${expected ? 'refused' : 'allowed'}`, () => {
+      assert.equal(isPrivateAddress(ip), expected);
+    });
+  }
+});
+
+const refused = (host: string) => ({
+  error: 'Invalid configuration',
+  details: `Webhook URL must not point to a loopback, private, link-local or metadata address (${host})`,
+});
+
+describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
+  const blocked: Array<[string, string]> = [
+    ['http://127.0.0.1:8080/hook', '127.0.0.1'],
+    ['http://localhost/hook', 'localhost'],
+    ['http://api.localhost/hook', 'api.localhost'],
+    ['http://10.0.0.8/hook', '10.0.0.8'],
+    ['http://172.20.1.1/hook', '172.20.1.1'],
+    ['http://192.168.0.10/hook', '192.168.0.10'],
+    ['http://169.254.169.254/latest/meta-data', '169.254.169.254'],
+    ['http://metadata.google.internal/computeMetadata/v1/', 'metadata.google.internal'],
+    ['http://[::1]/hook', '::1'],
+    ['http://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1'],
+    ['http://2130706433/hook', '127.0.0.1'],
+    ['http://0x7f.1/hook', '127.0.0.1'],
+    ['http://internal.hooks.test/hook', 'internal.hooks.test resolves to 10.1.2.3'],
+    ['http://mixed.hooks.test/hook', 'mixed.hooks.test resolves to fd00::5'],
+    ['http://rebind.hooks.test/hook', 'rebind.hooks.test resolves to 169.254.169.254'],
+  ];
+  for (const family of ['e2', 'v2'] as const) {
+    for (const [url, host] of blocked) {
+      test(`${family}: POST /endpoints refuses ${url}`, async () => {
+        const response = await api.post(`/api/${family}/endpoints`, { name: 'x', type: 'webhook', config: { url } });
+        assert.equal(response.status, 400);
+        assert.deepEqual(response.body, refused(host));
+      });
+    }
+  }
+
+  test('public IP literals, names resolving to public addresses and names that do not resolve are accepted', async () => {
+    for (const url of [
+      'https://93.184.216.34/hook',
+      'https://public.hooks.test/hook',
+      'https://unregistered.hooks.test/hook',
+    ]) {
+      const response = await api.post('/api/v2/endpoints', { name: 'ok', type: 'webhook', config: { url } });
+      assert.equal(response.status, 201, url);
+    }
+  });
+
+  test('PUT /endpoints/{id} applies the guard to a new config', async () => {
+    const created = await api.post('/api/e2/endpoints', {
+      name: 'x',
+      type: 'webhook',
+      config: { url: 'https://public.hooks.test/hook' },
+    });
+    const response = await api.put(`/api/e2/endpoints/${created.body.id}`, {
+      config: { url: 'http://192.168.1.1/hook' },
+    });
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, refused('192.168.1.1'));
+    assert.equal(
+      (await api.get(`/api/e2/endpoints/${created.body.id}`)).body.config.url,
+      'https://public.hooks.test/hook',
+    );
+  });
+
+  test('legacy webhooks get the same guard on create and update', async () => {
+    const created = await api.post('/api/v2/webhooks', { name: 'x', url: 'http://127.0.0.1/hook' });
+    assert.equal(created.status, 400);
+    assert.deepEqual(created.body, refused('127.0.0.1'));
+    const ok = await api.post('/api/v2/webhooks', { name: 'x', url: 'https://public.hooks.test/hook' });
+    assert.equal(ok.status, 201);
+    const updated = await api.put(`/api/v2/webhooks/${ok.body.id}`, { url: 'http://internal.hooks.test/' });
+    assert.equal(updated.status, 400);
+    assert.deepEqual(updated.body, refused('internal.hooks.test resolves to 10.1.2.3'));
+  });
+
+  test('WEBHOOK_ALLOW_PRIVATE=true lifts the guard', async () => {
+    const lan = apiClient(open.baseUrl, open.apiKey);
+    for (const url of ['http://127.0.0.1:8080/hook', 'http://internal.hooks.test/hook', 'http://localhost/x']) {
+      const response = await lan.post('/api/v2/endpoints', { name: 'lan', type: 'webhook', config: { url } });
+      assert.equal(response.status, 201, url);
+    }
+  });
+});
