@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -42,7 +41,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     const path = pathOf(key);
     try {
       const handle = await open(path, 'r');
-      return createReadStream('', { fd: handle.fd, autoClose: true, ...options });
+      return handle.createReadStream(options);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFound(key);
       throw error;

@@ -3,6 +3,7 @@ export { DEDUPE_WINDOW_MS } from './email-writer.ts';
 export { type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
 export {
   blobKeyFor,
+  type CommittedListener,
   createIngestService,
   type IncomingMessage,
   type IngestDependencies,

@@ -37,9 +37,9 @@ export interface IngestDependencies {
   mxHost: string;
   /** Transactions that may commit at once; 1 for SQLite (one writer), a few for PostgreSQL. */
   commitConcurrency?: number;
-  /** Called after each commit with the emails it stored, e.g. to wake the delivery worker. */
-  onCommitted?: (emails: WrittenEmail[]) => void;
 }
+
+export type CommittedListener = (emails: WrittenEmail[]) => void;
 
 export function blobKeyFor(queueId: string, at: Date): string {
   const day = at.toISOString().slice(0, 10).replaceAll('-', '/');
@@ -54,6 +54,7 @@ export function blobKeyFor(queueId: string, at: Date): string {
 export function createIngestService(deps: IngestDependencies) {
   const committer = new GroupCommitter(deps.db, { concurrency: deps.commitConcurrency ?? 1 });
   const checkVerdicts = createVerdictChecker(deps.resolveDns);
+  const listeners = new Set<CommittedListener>();
 
   async function ingest(message: IncomingMessage): Promise<IngestResult> {
     const queueId = newId('msg', message.receivedAt.getTime());
@@ -108,12 +109,28 @@ export function createIngestService(deps: IngestDependencies) {
       await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
     }
     const fresh = emails.filter((email) => !email.duplicate);
-    if (fresh.length > 0) deps.onCommitted?.(fresh);
+    if (fresh.length > 0) {
+      for (const listener of listeners) {
+        try {
+          listener(fresh);
+        } catch (error) {
+          deps.logger.error({ err: error }, 'onCommitted listener failed');
+        }
+      }
+    }
     return { queueId, emails };
   }
 
   return {
     ingest,
+    /**
+     * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to wake the
+     * delivery worker in-process. Returns a function that removes the listener.
+     */
+    onCommitted(listener: CommittedListener): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** Waits until every queued transaction has committed (used on shutdown). */
     drain: () => committer.idle(),
   };

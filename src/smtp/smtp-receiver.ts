@@ -34,20 +34,28 @@ const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please 
  */
 class EnhancedCodeServer extends SMTPServer {
   connectionTimeoutMs = 0;
+  private readonly lifetimes = new Map<string, NodeJS.Timeout>();
 
   override connect(socket: Socket, socketOptions: unknown) {
     super.connect(socket, socketOptions as never);
-    let connection: { send(code: number, data: unknown, context?: unknown): void } | undefined;
+    let connection: { id: string; send(code: number, data: unknown, context?: unknown): void } | undefined;
     for (const entry of (this as unknown as { connections: Set<typeof connection> }).connections) connection = entry;
-    if (connection) {
-      const send = connection.send.bind(connection);
-      connection.send = (code, data, context) =>
-        send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
-    }
+    if (!connection) return;
+    const send = connection.send.bind(connection);
+    connection.send = (code, data, context) =>
+      send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
     if (this.connectionTimeoutMs > 0) {
-      const timer = setTimeout(() => socket.destroy(), this.connectionTimeoutMs);
-      socket.once('close', () => clearTimeout(timer));
+      this.lifetimes.set(
+        connection.id,
+        setTimeout(() => socket.destroy(), this.connectionTimeoutMs),
+      );
     }
+  }
+
+  // smtp-server drops the raw socket's listeners on STARTTLS, so the session's end is the reliable signal.
+  override onClose(session: SMTPServerSession) {
+    clearTimeout(this.lifetimes.get(session.id));
+    this.lifetimes.delete(session.id);
   }
 }
 
@@ -136,6 +144,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     socketTimeout: options.idleTimeoutMs ?? 60_000,
     closeTimeout: 10_000,
     disabledCommands: ['AUTH'],
+    // There is no AUTH, so smtp-server's cap on commands before authentication would cut off long recipient lists.
+    maxAllowedUnauthenticatedCommands: false,
     hideENHANCEDSTATUSCODES: false,
     disableReverseLookup: true,
     key: options.tls.key,

@@ -14,6 +14,8 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export interface TestApp {
   app: App;
   baseUrl: string;
+  /** The loopback port the SMTP receiver listens on. */
+  smtpPort: number;
   apiKey: string;
   dataDir: string;
   /** A key of a fresh account, for isolation tests. */
@@ -39,7 +41,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     MX_HOST: 'mx.mailroom.test',
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE: 'true',
-    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema! } : {}),
+    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '4' } : {}),
     ...env,
   });
   // Every unhandled error the server logs (what a client would see as a 500) fails the test file at close().
@@ -52,10 +54,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   });
   const app = await createApp(config, { logger: pino({ level: 'error' }, errorSink) });
   await app.accounts.ensureKey('default', apiKey);
-  const { httpUrl } = await app.start();
+  const { httpUrl, smtpPort } = await app.start();
   return {
     app,
     baseUrl: httpUrl,
+    smtpPort,
     apiKey,
     dataDir,
     newAccountKey: async (name) => (await app.accounts.createKey(name)).key,
