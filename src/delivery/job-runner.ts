@@ -80,7 +80,7 @@ export class JobRunner {
       success,
       statusCode: status ?? null,
       responseBody: status === undefined ? null : outcome.body,
-      error: outcome.error ?? (success ? null : `HTTP ${status}`),
+      error: outcome.error ?? (success ? null : status === 410 ? 'HTTP 410: endpoint deactivated' : `HTTP ${status}`),
       url: request.url,
       recipients: null,
       details: { payloadSize: Buffer.byteLength(request.body), strippedFields: request.trimmed },

@@ -176,7 +176,14 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.equal(delivery.attempts, 1);
     const read = await api.get(`/api/v2/endpoints/${endpoint.id}`);
     assert.equal(read.body.isActive, false);
-    assert.match(read.body.deactivatedReason, new RegExp(`^Deactivated at .+: ${receiver.url} answered 410 Gone$`));
+    assert.equal(delivery.lastError, 'HTTP 410: endpoint deactivated');
+    const stored = await server.app.database.db
+      .selectFrom('endpoints')
+      .select('deactivated_reason')
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
+    assert.match(stored.deactivated_reason!, new RegExp(`^Deactivated at .+: ${receiver.url} answered 410 Gone$`));
+    assert.equal(receiver.requests.length, 1);
   });
 
   test('503 with Retry-After: 1 waits at least that second before the next attempt', async () => {
