@@ -165,13 +165,18 @@ export class MailService {
 
   /**
    * The database's plan for a list query (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per row:
-   * shows whether a search reads the full-text index.
+   * shows whether a search reads the full-text index. `connection` lets a caller explain on a session whose
+   * planner settings it chose.
    */
-  async explainList(accountId: string, filter: MailFilter & { emailId?: string }): Promise<string[]> {
+  async explainList(
+    accountId: string,
+    filter: MailFilter & { emailId?: string },
+    connection: Db = this.#db,
+  ): Promise<string[]> {
     const base = await this.#listQuery(accountId, filter);
     const compiled = base.select('emails.id').orderBy('emails.received_at', 'desc').limit(50).compile();
     const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const result = await this.#db.executeQuery<Record<string, unknown>>(
+    const result = await connection.executeQuery<Record<string, unknown>>(
       CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]),
     );
     return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN']));

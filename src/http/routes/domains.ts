@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { DomainsService } from '../../domains/index.ts';
+import type { MailService } from '../../mail/index.ts';
 import { pageInfo, pagination } from '../pagination.ts';
 import {
   CatchAllUpdateSchema,
@@ -19,13 +20,15 @@ import { ErrorBody, errorResponses, IdParams, NullableString, Pagination, Pagina
 export interface DomainRoutesOptions {
   family: 'e2' | 'v2';
   domains: DomainsService;
+  /** Counts the domain's received mail for `stats.emailsLast24h/7d/30d`. */
+  mail: Pick<MailService, 'countsByDomain'>;
 }
 
 const BodyTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
 
 /** Domain routes. Both families serve the same shapes; they differ only in the catch-all verb and v2's extras. */
-export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = async (app, { family, domains }) => {
+export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = async (app, { family, domains, mail }) => {
   const tags = [`${family} domains`];
 
   app.get(
@@ -129,7 +132,8 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       const { domain, records, verificationCheck } = await domains.get(request.account.id, request.params.id, {
         check: request.query.check === 'true',
       });
-      return presentDomainDetail(domain, records, { last24h: 0, last7d: 0, last30d: 0 }, verificationCheck);
+      const emailCounts = await mail.countsByDomain(request.account.id, domain.id);
+      return presentDomainDetail(domain, records, emailCounts, verificationCheck);
     },
   );
 
