@@ -27,7 +27,10 @@ export function receivedHeader(input: {
   recipients: string[];
   at: Date;
 }): Buffer {
-  const from = `from ${clean(input.helo, 'unknown')} (${clean(input.clientHostname, 'unknown')} [${clean(input.clientIp, 'unknown')}])`;
+  const ip = `[${clean(input.clientIp, 'unknown')}]`;
+  const hostname = clean(input.clientHostname, '');
+  const client = hostname && !hostname.startsWith('[') ? `${hostname} ${ip}` : ip;
+  const from = `from ${clean(input.helo, 'unknown')} (${client})`;
   const by = `by ${clean(input.mxHost, 'localhost')} (Mailroom) with ${input.secure ? 'ESMTPS' : 'ESMTP'} id ${input.queueId}`;
   const forClause = input.recipients.length === 1 ? `\r\n\tfor <${clean(input.recipients[0], 'unknown')}>` : '';
   return Buffer.from(`Received: ${from}\r\n\t${by}${forClause};\r\n\t${rfc5322Date(input.at)}\r\n`, 'latin1');

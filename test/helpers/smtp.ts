@@ -14,7 +14,8 @@ export interface SendMailOptions {
   subject?: string;
   text?: string;
   html?: string;
-  headers?: Record<string, string>;
+  /** Extra headers; entries whose value is undefined are left out. */
+  headers?: Record<string, string | undefined>;
   messageId?: string;
   attachments?: Array<{ filename: string; content: string | Buffer; contentType?: string; cid?: string }>;
   /** Upgrade with STARTTLS (the test certificate is self-signed) and fail if the server does not offer it. */
@@ -59,7 +60,11 @@ export async function sendMail(options: SendMailOptions): Promise<SendMailResult
         subject: options.subject ?? 'Test message',
         text: options.text,
         html: options.html,
-        headers: options.headers,
+        headers: options.headers
+          ? Object.fromEntries(
+              Object.entries(options.headers).filter(([, value]) => value !== undefined) as [string, string][],
+            )
+          : undefined,
         messageId: options.messageId,
         attachments: options.attachments,
       };
