@@ -13,6 +13,8 @@ export type Db = Kysely<Database>;
 export interface DatabaseHandle {
   db: Db;
   kind: DatabaseConfig['kind'];
+  /** The PostgreSQL schema this installation lives in (DATABASE_SCHEMA), if not the default. */
+  schema?: string;
   /** Throws unless the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -24,6 +26,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
   return {
     db,
     kind: config.kind,
+    schema: config.kind === 'postgres' ? config.schema : undefined,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -69,6 +72,9 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
       path: { join },
       migrationFolder: join(import.meta.dirname, 'migrations'),
     }),
+    // Kysely looks for its migration tables in every schema unless told which: another installation's tables on the
+    // same server would make it skip creating its own.
+    ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
