@@ -59,8 +59,12 @@ function dkimWord(result: AuthenticateResult['dkim']): Verdict {
 }
 
 function authenticationResults(headers: string): string | null {
-  const match = /^Authentication-Results:[\s\S]*?(?=\r?\n\S|\s*$)/m.exec(headers);
-  return match ? match[0].replace(/\r?\n$/, '') : null;
+  const lines = headers.split(/\r?\n/);
+  const start = lines.findIndex((line) => /^Authentication-Results:/i.test(line));
+  if (start < 0) return null;
+  let end = start + 1;
+  while (end < lines.length && /^[ \t]/.test(lines[end]!)) end++;
+  return lines.slice(start, end).join('\r\n');
 }
 
 /** Spam and virus scanning are not configured in this build, so they are reported as such. */

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { dkimSign } from 'mailauth';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { createAddress } from '../smtp/mail-setup.ts';
+
+let dns: DnsServer;
+let server: TestApp;
+
+function newRsaKey() {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const publicDer = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicDer };
+}
+
+/** A DKIM key record split into 255-byte strings, as a real zone publishes a 2048-bit key. */
+function dkimRecord(publicDer: string): string[] {
+  const text = `v=DKIM1; k=rsa; p=${publicDer}`;
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += 255) parts.push(text.slice(i, i + 255));
+  return parts;
+}
+
+async function signed(raw: string, domain: string, privateKey: string): Promise<Buffer> {
+  // The typings want the top-level fields; mailauth signs from `signatureData`.
+  const options = { signatureData: [{ signingDomain: domain, selector: 'mail', privateKey }] };
+  const result = await dkimSign(Buffer.from(raw), options as never);
+  return Buffer.from(result.signatures + raw);
+}
+
+const senderKey = newRsaKey();
+const attackerKey = newRsaKey();
+
+before(async () => {
+  dns = await startDnsServer();
+  server = await startTestApp({ DNS_SERVERS: dns.address });
+  const api = apiClient(server.baseUrl, server.apiKey);
+  const domain = await createVerifiedDomain(api, dns, 'verdicts.test');
+  await createAddress(api, 'inbox@verdicts.test', domain.id);
+
+  // A legitimate sender: SPF allows loopback, its DKIM key is published, and DMARC asks for rejection.
+  dns.set('signer.test', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns.set('mail._domainkey.signer.test', [{ type: 'TXT', data: dkimRecord(senderKey.publicDer) }]);
+  dns.set('_dmarc.signer.test', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
+  // A forged domain: mail from loopback is not allowed, and the published key is not the one the forger has.
+  dns.set('victim.test', [{ type: 'TXT', data: 'v=spf1 ip4:192.0.2.1 -all' }]);
+  dns.set('mail._domainkey.victim.test', [{ type: 'TXT', data: dkimRecord(senderKey.publicDer) }]);
+  dns.set('_dmarc.victim.test', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
+});
+after(async () => {
+  await server.close();
+  await dns.close();
+});
+
+async function storedVerdicts(queuedId: string) {
+  const row = await server.app.database.db
+    .selectFrom('emails')
+    .select(['spf', 'dkim', 'dmarc', 'arc', 'spam', 'virus', 'auth_results'])
+    .where('id', '=', queuedId)
+    .executeTakeFirstOrThrow();
+  return row;
+}
+
+describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
+  test('a message signed by its domain, from an IP its SPF allows, passes SPF, DKIM and DMARC', async () => {
+    const raw = await signed(
+      'From: Alice <alice@signer.test>\r\nTo: inbox@verdicts.test\r\nSubject: Genuine\r\nMessage-ID: <genuine@signer.test>\r\n\r\nHello from the real Alice.\r\n',
+      'signer.test',
+      senderKey.privateKey,
+    );
+    const sent = await sendMail({ port: server.smtpPort, from: 'alice@signer.test', to: 'inbox@verdicts.test', raw });
+    assert.equal(sent.ok, true, sent.response);
+    const row = await storedVerdicts(sent.queuedIds[0]!);
+    assert.deepEqual(
+      [row.spf, row.dkim, row.dmarc, row.arc, row.spam, row.virus],
+      ['PASS', 'PASS', 'PASS', 'NONE', 'DISABLED', 'DISABLED'],
+    );
+    assert.match(row.auth_results!, /^Authentication-Results: mx\.mailroom\.test;/);
+    assert.match(row.auth_results!, /spf=pass/);
+    assert.match(row.auth_results!, /dkim=pass header\.i=@signer\.test/);
+    assert.match(row.auth_results!, /dmarc=pass \(p=REJECT/);
+  });
+
+  test('a forged message (wrong key, disallowed IP) fails SPF, DKIM and DMARC and is still stored', async () => {
+    const raw = await signed(
+      'From: CEO <ceo@victim.test>\r\nTo: inbox@verdicts.test\r\nSubject: Wire the money\r\nMessage-ID: <forged@victim.test>\r\n\r\nUrgent.\r\n',
+      'victim.test',
+      attackerKey.privateKey,
+    );
+    const sent = await sendMail({ port: server.smtpPort, from: 'ceo@victim.test', to: 'inbox@verdicts.test', raw });
+    assert.equal(sent.ok, true, sent.response);
+    const row = await storedVerdicts(sent.queuedIds[0]!);
+    assert.deepEqual([row.spf, row.dkim, row.dmarc, row.arc], ['FAIL', 'FAIL', 'FAIL', 'NONE']);
+    assert.match(row.auth_results!, /spf=fail/);
+    assert.match(row.auth_results!, /dkim=fail/);
+    assert.match(row.auth_results!, /dmarc=fail/);
+  });
+});
