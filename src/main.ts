@@ -44,8 +44,9 @@ export async function serve(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  const { httpUrl } = await app.start();
+  const { httpUrl, smtpPort } = await app.start();
   process.stdout.write(`Mailroom HTTP API listening on ${httpUrl} (docs at ${httpUrl}/docs)\n`);
+  process.stdout.write(`Mailroom SMTP listening on ${config.smtp.host}:${smtpPort}\n`);
 }
 
 if (import.meta.main) await serve();
