@@ -81,6 +81,36 @@ describe('delivery survives crashes and shares work across processes', () => {
     }
   });
 
+  test('SIGTERM while a webhook is in flight: the attempt finishes and is recorded before exit, and is not sent again', async () => {
+    receiver.clear();
+    const installation = await createInstallation({
+      MAILROOM_API_KEY: API_KEY,
+      DNS_SERVERS: dns.address,
+      PORT: String(await freePort()),
+      SMTP_PORT: String(await freePort()),
+    });
+    try {
+      const first = await start(installation.env);
+      const address = await routeToReceiver(first, 'graceful.test');
+      receiver.answer({ status: 200, body: 'took a while', delayMs: 700 });
+      const sent = await sendMail({ port: first.smtpPort, from: 'ann@sender.test', to: address, subject: 'Slow' });
+      assert.equal(sent.code, 250, sent.response);
+      await receiver.waitForRequests(1);
+      assert.equal(await first.stop('SIGTERM'), 0);
+
+      const second = await start(installation.env);
+      const delivery = await waitForDelivery(second.api, sent.queuedIds[0]!);
+      assert.deepEqual(
+        delivery.attemptLog.map((a) => [a.success, a.statusCode, a.responseBody]),
+        [[true, 200, 'took a while']],
+      );
+      assert.equal(receiver.requests.length, 1);
+      await second.stop();
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('two processes on one PostgreSQL, 500 messages: every one delivered, no webhook-id received twice', {
     skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
   }, async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -209,5 +210,25 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     const delivery = await waitForDelivery(api, emailId);
     assert.equal(delivery.status, 'success');
     assert.equal(receiver.requests.length, 1);
+  });
+
+  test('a legacy webhook gets the same body, signed both ways: Standard Webhooks and X-Webhook-Signature sha256=hex', async () => {
+    const created = await api.post('/api/v2/webhooks', { name: 'Legacy', url: receiver.url, secret: 'legacy-secret' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    await routeAddress(api, 'legacy@hooks.test', domainId, { webhookId: created.body.id });
+    const emailId = await deliver('legacy@hooks.test');
+    await receiver.waitForRequests(1);
+    const [request] = receiver.requests;
+    const expected = createHmac('sha256', 'legacy-secret').update(request!.body).digest('hex');
+    assert.equal(request!.headers['x-webhook-signature'], `sha256=${expected}`);
+    assert.equal(request!.headers['x-endpoint-id'], created.body.id);
+    assert.equal(request!.headers['x-webhook-id'], request!.headers['webhook-id']);
+    const verified = new Webhook(new TextEncoder().encode('legacy-secret'), { format: 'raw' }).verify(
+      request!.body,
+      request!.headers as Record<string, string>,
+    ) as { email: { id: string }; endpoint: unknown };
+    assert.equal(verified.email.id, emailId);
+    assert.deepEqual(verified.endpoint, { id: created.body.id, name: 'Legacy', type: 'webhook' });
+    assert.equal((await waitForDelivery(api, emailId)).status, 'success');
   });
 });
