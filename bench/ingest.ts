@@ -1,0 +1,131 @@
+/**
+ * Ingest throughput and latency: 10 KB messages over 1, 10 and 50 loopback connections into Mailroom running as its
+ * own process (`src/main.ts`, the full pipeline: blob fsync, parse, SPF/DKIM/DMARC/ARC through a loopback DNS
+ * server, one durable commit), and the same load against a minimal discard smtp-server (the protocol ceiling).
+ * The recipient is a store-only address, so no delivery worker competes for the CPU (bench/e2e.ts measures that).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startMailroom } from '../test/delivery/processes.ts';
+import { startDnsServer } from '../test/helpers/dns-server.ts';
+import { createVerifiedDomain } from '../test/helpers/domains.ts';
+import { createInstallation } from '../test/helpers/process.ts';
+import { type LoadResult, runLoad, tenKilobyteMessage } from './smtp-load.ts';
+
+export interface IngestLevel {
+  connections: number;
+  messages: number;
+  maxSeconds: number;
+}
+
+export const DEFAULT_LEVELS: IngestLevel[] = [
+  { connections: 1, messages: 1500, maxSeconds: 15 },
+  { connections: 10, messages: 6000, maxSeconds: 15 },
+  { connections: 50, messages: 10000, maxSeconds: 15 },
+];
+
+export interface IngestBenchResult {
+  database: 'sqlite' | 'postgres';
+  mailroom: LoadResult[];
+  discard: LoadResult[];
+}
+
+const FROM = 'bench@sender.bench';
+const TO = 'load@bench.test';
+const WARM_UP: IngestLevel = { connections: 10, messages: 300, maxSeconds: 10 };
+
+async function startDiscardServer() {
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'discard-server.ts')], { stdio: 'pipe' });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`discard server exited with ${code}`)));
+  });
+  return {
+    port,
+    stop: () => new Promise<void>((resolve) => child.once('exit', () => resolve()).kill('SIGTERM')),
+  };
+}
+
+async function measure(port: number, levels: IngestLevel[]): Promise<LoadResult[]> {
+  const message = tenKilobyteMessage(FROM, TO);
+  await runLoad({ port, from: FROM, to: TO, message, ...WARM_UP });
+  const results: LoadResult[] = [];
+  for (const level of levels) results.push(await runLoad({ port, from: FROM, to: TO, message, ...level }));
+  return results;
+}
+
+export async function runIngestBench(options: {
+  databaseUrl?: string;
+  levels?: IngestLevel[];
+}): Promise<IngestBenchResult> {
+  const levels = options.levels ?? DEFAULT_LEVELS;
+  const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
+  const schema = options.databaseUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+  const dns = await startDnsServer();
+  dns.set('sender.bench', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns.set('_dmarc.sender.bench', [{ type: 'TXT', data: 'v=DMARC1; p=none' }]);
+  const installation = await createInstallation({
+    DNS_SERVERS: dns.address,
+    MAILROOM_API_KEY: apiKey,
+    LOG_LEVEL: 'warn',
+    ...(options.databaseUrl
+      ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '10' }
+      : {}),
+  });
+  const mailroom = await startMailroom(installation.env, apiKey);
+  try {
+    const domain = await createVerifiedDomain(mailroom.api, dns, 'bench.test');
+    const address = await mailroom.api.post('/api/v2/email-addresses', { address: TO, domainId: domain.id });
+    if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
+    const mailroomResults = await measure(mailroom.smtpPort, levels);
+    await mailroom.stop('SIGTERM');
+
+    const discard = await startDiscardServer();
+    const discardResults = await measure(discard.port, levels);
+    await discard.stop();
+    return {
+      database: options.databaseUrl ? 'postgres' : 'sqlite',
+      mailroom: mailroomResults,
+      discard: discardResults,
+    };
+  } finally {
+    if (mailroom.child.exitCode === null) await mailroom.stop('SIGKILL');
+    await installation.remove();
+    if (schema && options.databaseUrl) {
+      const client = new pg.Client({ connectionString: options.databaseUrl });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
+    await dns.close();
+  }
+}
+
+export function formatIngest(result: IngestBenchResult): string {
+  const rows = [['connections', 'msg/s', 'p50 ms', 'p99 ms', 'accepted', 'discard msg/s', 'discard p99 ms', 'ratio']];
+  result.mailroom.forEach((level, i) => {
+    const ceiling = result.discard[i]!;
+    rows.push([
+      String(level.connections),
+      String(level.messagesPerSecond),
+      String(level.p50Ms),
+      String(level.p99Ms),
+      `${level.accepted}/${level.sent}`,
+      String(ceiling.messagesPerSecond),
+      String(ceiling.p99Ms),
+      `${Math.round((100 * level.messagesPerSecond) / ceiling.messagesPerSecond)}%`,
+    ]);
+  });
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return [
+    `ingest (10 KB messages, end of DATA -> 250), ${result.database}`,
+    ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
+  ].join('\n');
+}

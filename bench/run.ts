@@ -1,0 +1,29 @@
+/**
+ * `npm run bench`: every scenario, loopback only, each bounded in messages and time.
+ *   BENCH=ingest|e2e (default: both)       which scenarios to run
+ *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
+ * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
+ * Prints a table per scenario and, last, one JSON line with every figure.
+ */
+import { formatE2e, runE2e } from './e2e.ts';
+import { formatIngest, runIngestBench } from './ingest.ts';
+
+const which = new Set((process.env.BENCH ?? 'ingest,e2e').split(','));
+const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const databases: Array<string | undefined> = [undefined, ...(postgresUrl ? [postgresUrl] : [])];
+const results: Record<string, unknown[]> = { ingest: [], e2e: [] };
+
+for (const databaseUrl of databases) {
+  if (which.has('ingest')) {
+    const result = await runIngestBench({ databaseUrl });
+    results.ingest!.push(result);
+    process.stdout.write(`${formatIngest(result)}\n\n`);
+  }
+}
+if (which.has('e2e')) {
+  const result = await runE2e({ rate: 100, steadySeconds: 10, burst: 5000, connections: 20 });
+  results.e2e!.push(result);
+  process.stdout.write(`${formatE2e(result)}\n\n`);
+}
+if (!postgresUrl) process.stdout.write('PostgreSQL skipped: set BENCH_DATABASE_URL to include it.\n');
+process.stdout.write(`${JSON.stringify(results)}\n`);
