@@ -155,4 +155,35 @@ describe('delivery survives crashes and shares work across processes', () => {
       await installation.remove();
     }
   });
+
+  test('PostgreSQL LISTEN/NOTIFY: a job queued in one process wakes an idle worker in another (polls set to a minute)', {
+    skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
+  }, async () => {
+    receiver.clear();
+    const installation = await createInstallation({
+      MAILROOM_API_KEY: API_KEY,
+      DNS_SERVERS: dns.address,
+      DELIVERY_CONCURRENCY: '1',
+      DELIVERY_POLL_SECONDS: '60',
+    });
+    try {
+      const one = await start(installation.env);
+      const two = await start(installation.env);
+      const address = await routeToReceiver(one, 'notify.test');
+      receiver.answer('hang');
+      // All mail goes to process one, whose single slot the first (never answered) request holds. The second
+      // request can only come from process two, which hears of the job through NOTIFY and nothing else.
+      for (const subject of ['first', 'second']) {
+        const sent = await sendMail({ port: one.smtpPort, from: 'ann@sender.test', to: address, subject });
+        assert.equal(sent.code, 250, sent.response);
+      }
+      await receiver.waitForRequests(2, 20_000);
+      assert.notEqual(receiver.requests[0]!.headers['webhook-id'], receiver.requests[1]!.headers['webhook-id']);
+      await Promise.all([one.stop('SIGKILL'), two.stop('SIGKILL')]);
+    } finally {
+      await receiver.stop();
+      await receiver.restart();
+      await installation.remove();
+    }
+  });
 });
