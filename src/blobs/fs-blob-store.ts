@@ -1,21 +1,21 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { assertSafeKey, type BlobBody, BlobNotFound, type BlobStore, type ListedBlob } from './blob-store.ts';
 
-const TEMP_DIR = '.incoming';
-
 /**
- * Blobs as files under one directory. A put writes a temporary file, fsyncs it, renames it into place and fsyncs the
- * directory, so a blob is either absent or complete after a crash. Temporary files left by a crash are removed
- * when the store opens: nothing else writes into this directory.
+ * Blobs as files under one directory. A put creates the file under its final name, fsyncs it, then fsyncs its
+ * directory so the entry itself is durable; only then does it resolve. Directory fsyncs are shared: one that starts
+ * after a file was created covers it, so concurrent puts into one directory wait for a single directory fsync.
+ * A crash mid-put can leave a partial file, but never one a stored email refers to (rows are committed only after
+ * put resolved), and ingest's start-up recovery deletes blobs that no row refers to.
  */
 export async function openFsBlobStore(root: string): Promise<BlobStore> {
-  const tempDir = join(root, TEMP_DIR);
-  await rm(tempDir, { recursive: true, force: true });
-  await mkdir(tempDir, { recursive: true });
+  await mkdir(root, { recursive: true });
   const knownDirs = new Set<string>();
+  const syncedDirs = new Set<string>();
+  const dirSyncs = new Map<string, DirSync>();
 
   const pathOf = (key: string) => {
     assertSafeKey(key);
@@ -51,11 +51,17 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
   return {
     kind: 'fs',
     async put(key: string, body: BlobBody) {
-      const finalPath = pathOf(key);
-      const tempPath = join(tempDir, `${randomBytes(12).toString('hex')}.tmp`);
+      const path = pathOf(key);
+      const dir = dirname(path);
+      await ensureDir(dir);
+      if (!syncedDirs.has(dir)) {
+        // A new directory's own entry must be durable before files in it are relied on.
+        await syncDir(dirname(dir));
+        syncedDirs.add(dir);
+      }
       const hash = createHash('sha256');
       let size = 0;
-      const handle = await open(tempPath, 'wx');
+      const handle = await open(path, 'wx');
       try {
         if (Buffer.isBuffer(body) || Array.isArray(body)) {
           const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
@@ -75,14 +81,16 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
         await handle.sync();
       } catch (error) {
         await handle.close();
-        await unlink(tempPath).catch(() => {});
+        await unlink(path).catch(() => {});
         throw error;
       }
       await handle.close();
-      const dir = dirname(finalPath);
-      await ensureDir(dir);
-      await rename(tempPath, finalPath);
-      await syncDir(dir);
+      let sync = dirSyncs.get(dir);
+      if (!sync) {
+        sync = new DirSync(() => syncDir(dir));
+        dirSyncs.set(dir, sync);
+      }
+      await sync.covering();
       return { size, sha256: hash.digest('hex') };
     },
     get: (key) => openForRead(key),
@@ -103,7 +111,6 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       }
       for (const path of entries) {
         const key = relative(root, path).split(sep).join('/');
-        if (key.startsWith(`${TEMP_DIR}/`)) continue;
         const info = await stat(path).catch(() => undefined);
         if (info) yield { key, lastModified: info.mtime };
       }
@@ -111,4 +118,36 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     location: (key) => ({ bucketName: 'fs', objectKey: key }),
     async close() {},
   };
+}
+
+/**
+ * Coalesces fsyncs of one directory. `covering()` resolves after an fsync that started after the call, which makes
+ * every entry created before the call durable; callers arriving while one runs share the next one.
+ */
+class DirSync {
+  private readonly sync: () => Promise<void>;
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+
+  constructor(sync: () => Promise<void>) {
+    this.sync = sync;
+  }
+
+  covering(): Promise<void> {
+    if (!this.running) {
+      this.running = this.sync().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    if (!this.next) {
+      this.next = this.running
+        .catch(() => {})
+        .then(() => {
+          this.next = undefined;
+          return this.covering();
+        });
+    }
+    return this.next;
+  }
 }

@@ -22,9 +22,12 @@ export class GroupCommitter {
   private running = 0;
   private readonly concurrency: number;
   private idleWaiters: Array<() => void> = [];
+  private gathering: NodeJS.Timeout | undefined;
+  private readonly gatherMs: number;
 
-  constructor(db: Db, options: { maxBatch?: number; concurrency?: number } = {}) {
+  constructor(db: Db, options: { maxBatch?: number; concurrency?: number; gatherMs?: number } = {}) {
     this.db = db;
+    this.gatherMs = options.gatherMs ?? 1;
     this.maxBatch = options.maxBatch ?? 200;
     this.concurrency = options.concurrency ?? 1;
   }
@@ -43,12 +46,26 @@ export class GroupCommitter {
   }
 
   private pump() {
+    if (this.running === 0 && this.queue.length < this.maxBatch) {
+      // Nothing is committing: give messages finishing at about the same time a moment to join this commit.
+      if (!this.gathering) {
+        this.gathering = setTimeout(() => {
+          this.gathering = undefined;
+          this.flush();
+        }, this.gatherMs);
+      }
+      return;
+    }
+    this.flush();
+  }
+
+  private flush() {
     while (this.running < this.concurrency && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
       this.running++;
       this.commit(batch).finally(() => {
         this.running--;
-        if (this.queue.length > 0) this.pump();
+        if (this.queue.length > 0) this.flush();
         else if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
       });
     }

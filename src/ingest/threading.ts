@@ -33,18 +33,18 @@ export async function placeInThread(
 ): Promise<ThreadPlacement> {
   const related = [...new Set([...(email.inReplyTo ? [email.inReplyTo] : []), ...email.references])].slice(-100);
   if (email.messageId) related.push(email.messageId);
-  const existing =
+  // Without ORDER BY so the planner uses the (account_id, message_id) index; the few matches are sorted here.
+  const matches =
     related.length === 0
-      ? undefined
+      ? []
       : await trx
           .selectFrom('emails')
           .innerJoin('threads', 'threads.id', 'emails.thread_id')
-          .select(['threads.id', 'threads.message_count'])
+          .select(['threads.id', 'threads.message_count', 'emails.received_at'])
           .where('emails.account_id', '=', email.accountId)
           .where('emails.message_id', 'in', related)
-          .orderBy('emails.received_at', 'desc')
-          .limit(1)
-          .executeTakeFirst();
+          .execute();
+  const existing = matches.sort((a, b) => b.received_at.localeCompare(a.received_at))[0];
   if (existing) {
     const position = existing.message_count + 1;
     await trx
