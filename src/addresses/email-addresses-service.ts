@@ -1,6 +1,7 @@
 import { type Clock, Conflict, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
 import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, toFlag } from '../db/index.ts';
 import type { EndpointType, RoutingTarget } from '../endpoints/index.ts';
+import { normalizeAddress } from './address-name.ts';
 
 /** How addresses find the account's endpoints and webhooks they route to (other accounts' are absent). */
 export interface RoutingTargetDirectory {
@@ -125,8 +126,9 @@ export class EmailAddressesService {
       ...(typeof input.domainId === 'string' && input.domainId !== '' ? [] : ['domainId']),
     ];
     if (missing.length > 0) throw new Invalid('Missing required fields', { required: missing });
-    const address = (input.address as string).trim().toLowerCase();
-    if (!ADDRESS_FORMAT.test(address)) throw new Invalid('Invalid email address format');
+    const parts = normalizeAddress(input.address as string);
+    if (!parts || !ADDRESS_FORMAT.test(parts.address)) throw new Invalid('Invalid email address format');
+    const { address } = parts;
     const domain = await this.db
       .selectFrom('domains')
       .select(['id', 'domain'])
@@ -134,7 +136,7 @@ export class EmailAddressesService {
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     if (!domain) throw new NotFound('Domain not found or access denied');
-    if (address.slice(address.lastIndexOf('@') + 1) !== domain.domain) {
+    if (parts.domain !== domain.domain) {
       throw new Invalid(`Email address must belong to domain ${domain.domain}`);
     }
     if (input.endpointId && input.webhookId) throw new Invalid('Cannot specify both endpoint and webhook');

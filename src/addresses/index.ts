@@ -1,3 +1,4 @@
+export { type AddressParts, normalizeAddress } from './address-name.ts';
 export {
   type AddressCreate,
   type AddressListQuery,

@@ -1,2 +1,2 @@
 export type { RecipientRouter, RejectReason, RouteDecision, RouteTarget } from './route-decision.ts';
-export { parseRecipient, RoutingService } from './routing-service.ts';
+export { RoutingService } from './routing-service.ts';

@@ -1,3 +1,4 @@
+import { normalizeAddress } from '../addresses/index.ts';
 import { type Db, type EmailAddressesTable, fromFlag } from '../db/index.ts';
 import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decision.ts';
 
@@ -5,17 +6,6 @@ import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decisi
 const DMARC_LOCAL_PART = 'dmarc';
 
 type AddressRow = Pick<EmailAddressesTable, 'id' | 'address' | 'is_active' | 'endpoint_id' | 'webhook_id'>;
-
-/** Splits `local@domain` after trimming, removing angle brackets and lower-casing; undefined when malformed. */
-export function parseRecipient(recipient: string): { address: string; local: string; domain: string } | undefined {
-  const address = recipient
-    .trim()
-    .replace(/^<(.*)>$/, '$1')
-    .toLowerCase();
-  const at = address.lastIndexOf('@');
-  if (at <= 0 || at === address.length - 1 || /\s/.test(address)) return undefined;
-  return { address, local: address.slice(0, at), domain: address.slice(at + 1).replace(/\.$/, '') };
-}
 
 /**
  * Decides, for one envelope recipient, whether Mailroom accepts the mail and where it goes. The order: an exact
@@ -31,7 +21,7 @@ export class RoutingService implements RecipientRouter {
   }
 
   async resolve(recipient: string): Promise<RouteDecision> {
-    const parsed = parseRecipient(recipient);
+    const parsed = normalizeAddress(recipient);
     if (!parsed) return { accepted: false, reason: 'unknown_address' };
     const domain = await this.db
       .selectFrom('domains')

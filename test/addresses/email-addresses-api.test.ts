@@ -175,6 +175,22 @@ describe('POST /email-addresses', () => {
   }
 });
 
+describe('internationalized domains', () => {
+  test('an address on an IDN domain is stored with the domain in punycode, whichever spelling is sent', async () => {
+    const idn = await createVerifiedDomain(api, dns, 'bücher.test');
+    assert.equal(idn.domain, 'xn--bcher-kva.test');
+    const created = await api.post('/api/v2/email-addresses', { address: 'Info@Bücher.test', domainId: idn.id });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.address, 'info@xn--bcher-kva.test');
+    const again = await api.post('/api/e2/email-addresses', { address: 'info@xn--bcher-kva.test', domainId: idn.id });
+    assert.equal(again.status, 409);
+    assert.deepEqual(
+      await server.app.router.resolve('info@bücher.test').then((d) => d.accepted && d.addressId),
+      created.body.id,
+    );
+  });
+});
+
 describe('GET, PUT and DELETE /email-addresses/{id}', () => {
   for (const family of families) {
     test(`${family}: read returns the same resource as create`, async () => {

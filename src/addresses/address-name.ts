@@ -1,0 +1,25 @@
+import { domainToASCII } from 'node:url';
+
+export interface AddressParts {
+  /** `local@domain`, lower-cased, with the domain in its ASCII (punycode) form as domains are stored. */
+  address: string;
+  local: string;
+  domain: string;
+}
+
+/**
+ * The one spelling under which addresses are stored and matched: trimmed, without angle brackets, lower-cased, the
+ * domain in ASCII without a trailing dot. Undefined when there is no `local@domain` shape to speak of.
+ */
+export function normalizeAddress(input: string): AddressParts | undefined {
+  const trimmed = input
+    .trim()
+    .replace(/^<(.*)>$/, '$1')
+    .toLowerCase();
+  const at = trimmed.lastIndexOf('@');
+  if (at <= 0 || at === trimmed.length - 1 || /\s/.test(trimmed)) return undefined;
+  const local = trimmed.slice(0, at);
+  const domain = domainToASCII(trimmed.slice(at + 1).replace(/\.$/, ''));
+  if (!domain) return undefined;
+  return { address: `${local}@${domain}`, local, domain };
+}
