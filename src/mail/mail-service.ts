@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { CompiledQuery, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
@@ -116,6 +116,34 @@ async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * The part's bytes, ending as soon as its known size has passed. The parser only ends a part when it reads what
+ * follows it, and a response that ends late keeps the client's keep-alive connection busy (a closing server then
+ * waits for it). The source is always read to its end, so the parser releases the part and closes the raw message.
+ */
+function endAfter(source: Readable, size: number): Readable {
+  const out = new PassThrough();
+  let remaining = size;
+  const finish = () => {
+    if (!out.writableEnded && !out.destroyed) out.end();
+    source.resume();
+  };
+  if (remaining === 0) finish();
+  source.on('data', (chunk: Buffer) => {
+    if (remaining <= 0) return;
+    const part = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
+    remaining -= part.length;
+    const flowing = out.write(part);
+    if (remaining === 0) finish();
+    else if (!flowing) source.pause();
+  });
+  out.on('drain', () => source.resume());
+  out.on('close', () => source.resume());
+  source.on('end', finish);
+  source.on('error', (error) => out.destroy(error));
+  return out;
 }
 
 /**
@@ -467,6 +495,6 @@ export class MailService {
     if (!attachment || index < 0) throw new NotFound('Attachment not found');
     const extracted = await this.#extractAttachment(await this.#openBlob(email.rawBlobKey), index);
     if (!extracted) throw new NotFound('Attachment not found');
-    return { attachment, index, stream: extracted.stream };
+    return { attachment, index, stream: endAfter(extracted.stream, attachment.size) };
   }
 }

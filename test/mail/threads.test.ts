@@ -8,7 +8,7 @@ let api: ApiClient;
 let unrelated: string;
 const thread: string[] = [];
 
-const HEADERS = [
+const HEADERS: Array<Record<string, string>> = [
   { From: 'Alice <alice@partner.test>', Subject: 'Project kickoff', 'Message-ID': '<t1@partner.test>' },
   {
     From: 'Bob <bob@partner.test>',
@@ -44,7 +44,7 @@ before(async () => {
     ),
   });
   for (const [index, headers] of HEADERS.entries()) {
-    const from = /<([^>]+)>/.exec(headers.From)![1]!;
+    const from = /<([^>]+)>/.exec(headers.From!)![1]!;
     const [id] = await world.deliver({
       from,
       to: 'team@thread.test',
