@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Inbound as InboundSdk } from '@inboundemail/sdk';
+import Inbound from 'inboundemail';
+import { type MailWorld, rawMessage, startMailWorld } from '../mail/setup.ts';
+
+let world: MailWorld;
+let originalId: string;
+let replyId: string;
+
+const ORIGINAL = rawMessage(
+  {
+    From: '"Alice Client" <alice@client.test>',
+    To: 'desk@clients.test',
+    Subject: 'Client question',
+    'Message-ID': '<q1@client.test>',
+    Date: 'Fri, 06 Mar 2026 12:00:00 +0000',
+    'Content-Type': 'multipart/mixed; boundary="c"',
+  },
+  [
+    '--c',
+    'Content-Type: multipart/alternative; boundary="a"',
+    '',
+    '--a',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'Can you help?',
+    '--a',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    '<p>Can you <b>help</b>?</p>',
+    '--a--',
+    '--c',
+    'Content-Type: text/csv; name="data.csv"',
+    'Content-Disposition: attachment; filename="data.csv"',
+    '',
+    'a,b',
+    '1,2',
+    '--c--',
+    '',
+  ].join('\n'),
+);
+
+before(async () => {
+  world = await startMailWorld(['desk@clients.test']);
+  [originalId] = await world.deliver({ from: 'alice@client.test', to: 'desk@clients.test', raw: ORIGINAL });
+  [replyId] = await world.deliver({
+    from: 'alice@client.test',
+    to: 'desk@clients.test',
+    raw: rawMessage(
+      {
+        From: 'alice@client.test',
+        To: 'desk@clients.test',
+        Subject: 'Re: Client question',
+        'Message-ID': '<q2@client.test>',
+        'In-Reply-To': '<q1@client.test>',
+        References: '<q1@client.test>',
+      },
+      'Any news?\n',
+    ),
+  });
+});
+after(() => world.close());
+
+describe('@inboundemail/sdk (v2): mail', () => {
+  const sdk = () => new InboundSdk(world.server.apiKey, `${world.server.baseUrl}/api/v2`);
+
+  test('mail.list and mail.get return typed fields matching the stored email', async () => {
+    const list = await sdk().mail.list({ limit: 10, search: 'client', emailAddress: 'alice@client.test' });
+    assert.equal(list.error, undefined);
+    assert.deepEqual(
+      list.data!.emails.map((email) => email.id),
+      [replyId, originalId],
+    );
+    const item = list.data!.emails[1]!;
+    assert.equal(item.subject, 'Client question');
+    assert.equal(item.from, 'alice@client.test');
+    assert.equal(item.fromName, 'Alice Client');
+    assert.equal(item.recipient, 'desk@clients.test');
+    assert.equal(item.preview, 'Can you help?');
+    assert.equal(item.hasAttachments, true);
+    assert.equal(item.attachmentCount, 1);
+    assert.equal(list.data!.pagination.total, 2);
+
+    const got = await sdk().mail.get(originalId);
+    assert.equal(got.error, undefined);
+    const email = got.data!;
+    assert.equal(email.id, originalId);
+    assert.equal(email.emailId, originalId);
+    assert.equal(email.subject, 'Client question');
+    assert.equal(email.from, 'alice@client.test');
+    assert.equal(email.to, 'desk@clients.test');
+    assert.equal(email.textBody, 'Can you help?');
+    assert.equal(email.htmlBody, '<p>Can you <b>help</b>?</p>');
+    assert.deepEqual(email.attachments, [{ filename: 'data.csv', contentType: 'text/csv', size: 8, contentId: '' }]);
+    assert.equal(email.receivedAt, item.receivedAt);
+  });
+
+  test('mail.thread returns both messages in order; mail.bulk marks them; mail.reply answers the placeholder', async () => {
+    const thread = await sdk().mail.thread(replyId);
+    assert.equal(thread.error, undefined);
+    assert.equal(thread.data.totalCount, 2);
+    assert.deepEqual(
+      thread.data.messages.map((message: { id: string }) => message.id),
+      [originalId, replyId],
+    );
+
+    const bulk = await sdk().mail.bulk([originalId, replyId], { isArchived: true });
+    assert.equal(bulk.error, undefined);
+    assert.deepEqual(bulk.data, {
+      updatedCount: 2,
+      emails: [
+        { id: originalId, isRead: true, isArchived: true },
+        { id: replyId, isRead: false, isArchived: true },
+      ],
+    });
+    assert.equal((await sdk().mail.list()).data!.emails.length, 0);
+    await sdk().mail.bulk([originalId, replyId], { isArchived: false });
+
+    const reply = await sdk().mail.reply({
+      emailId: originalId,
+      to: 'alice@client.test',
+      subject: 'Re: Client question',
+      textBody: 'Yes',
+    });
+    assert.equal(reply.error, undefined);
+    assert.equal(reply.data!.message, 'Reply validated. Sending replies is not implemented yet; nothing was sent.');
+    const invalid = await sdk().mail.reply({ emailId: originalId, to: 'nope', subject: 'x', textBody: 'y' });
+    assert.equal(invalid.error, 'Invalid email format for to field');
+  });
+});
+
+describe('inboundemail (e2): emails, mail threads and attachments', () => {
+  const client = () => new Inbound({ apiKey: world.server.apiKey, baseURL: world.server.baseUrl, maxRetries: 0 });
+
+  test('emails.list and emails.retrieve return typed fields matching the stored email', async () => {
+    const list = await client().emails.list({ type: 'received', search: 'from:alice', limit: '10' });
+    assert.deepEqual(
+      list.data.map((email) => email.id),
+      [replyId, originalId],
+    );
+    const item = list.data[1]!;
+    assert.equal(item.type, 'received');
+    assert.equal(item.from, '"Alice Client" <alice@client.test>');
+    assert.deepEqual(item.to, ['desk@clients.test']);
+    assert.equal(item.subject, 'Client question');
+    assert.equal(item.has_attachments, true);
+    assert.equal(item.attachment_count, 1);
+    assert.equal(item.status, 'delivered');
+    assert.equal(list.pagination.total, 2);
+    assert.equal(list.pagination.has_more, false);
+
+    const email = await client().emails.retrieve(originalId);
+    assert.equal(email.object, 'email');
+    assert.equal(email.id, originalId);
+    assert.equal(email.text, 'Can you help?');
+    assert.equal(email.html, '<p>Can you <b>help</b>?</p>');
+    assert.equal(email.has_attachments, true);
+    assert.equal(email.thread_position, 1);
+  });
+
+  test('mail.list and mail.retrieve return the thread with both messages', async () => {
+    const threads = await client().mail.list({ limit: '10' });
+    assert.equal(threads.threads.length, 1);
+    const [thread] = threads.threads;
+    assert.equal(thread!.message_count, 2);
+    assert.equal(thread!.root_message_id, '<q1@client.test>');
+    assert.equal(thread!.latest_message?.id, replyId);
+    assert.equal(threads.pagination.has_more, false);
+
+    const detail = await client().mail.retrieve(thread!.id);
+    assert.equal(detail.total_count, 2);
+    assert.deepEqual(
+      detail.messages.map((message) => [message.id, message.thread_position, message.type]),
+      [
+        [originalId, 1, 'inbound'],
+        [replyId, 2, 'inbound'],
+      ],
+    );
+    assert.equal(detail.messages[0]!.from_address, 'alice@client.test');
+    assert.deepEqual(detail.messages[0]!.attachments, [
+      { filename: 'data.csv', contentType: 'text/csv', size: 8, contentId: '' },
+    ]);
+  });
+
+  test('attachments.retrieve downloads the file with its headers', async () => {
+    const response = await client().attachments.retrieve('data.csv', { id: originalId }).asResponse();
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/csv');
+    assert.equal(
+      response.headers.get('content-disposition'),
+      `attachment; filename="data.csv"; filename*=UTF-8''data.csv`,
+    );
+    assert.equal(await response.text(), 'a,b\r\n1,2');
+  });
+});
