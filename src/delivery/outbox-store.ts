@@ -119,6 +119,8 @@ export class OutboxStore {
       error: attempt.error,
       ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
       deliveredAt: result.status === 'success' ? now : null,
+      // Which process made the attempt (host:pid:random), to trace work across a cluster.
+      worker: owner,
       ...attempt.details,
     };
     await this.db.transaction().execute(async (trx) => {

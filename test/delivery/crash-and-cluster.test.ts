@@ -146,6 +146,12 @@ describe('delivery survives crashes and shares work across processes', () => {
         delivered = (await one.api.get('/api/v2/deliveries?status=success&limit=1')).body.pagination.total;
       }
       assert.equal(delivered, total);
+      const workers = new Set<string>();
+      for (let offset = 0; offset < total; offset += 100) {
+        const page = await one.api.get(`/api/v2/deliveries?limit=100&offset=${offset}`);
+        for (const delivery of page.body.data) workers.add(delivery.responseData.worker);
+      }
+      assert.equal(workers.size, 2, 'both processes delivered');
       const webhookIds = receiver.requests.map((r) => r.headers['webhook-id']);
       assert.equal(webhookIds.length, total);
       assert.equal(new Set(webhookIds).size, total);
