@@ -72,10 +72,6 @@ export class DeliveryWorker {
     void this.pump();
   }
 
-  get activeJobs(): number {
-    return this.inflight.size;
-  }
-
   private async pump(): Promise<void> {
     this.pumping = true;
     clearTimeout(this.sleepTimer);
