@@ -101,7 +101,46 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     });
     assert.deepEqual(body.email.to.addresses, [{ name: null, address }]);
     assert.equal(typeof body.email.threadId, 'string');
+    assert.deepEqual(Object.keys(body), ['event', 'timestamp', 'email', 'endpoint']);
+    assert.deepEqual(Object.keys(body.email.parsedData), [
+      'messageId',
+      'date',
+      'subject',
+      'from',
+      'to',
+      'cc',
+      'bcc',
+      'replyTo',
+      'inReplyTo',
+      'references',
+      'textBody',
+      'htmlBody',
+      'attachments',
+      'headers',
+      'priority',
+    ]);
+    assert.deepEqual(Object.keys(body.email.cleanedContent), [
+      'html',
+      'text',
+      'hasHtml',
+      'hasText',
+      'attachments',
+      'headers',
+    ]);
+    assert.equal(body.email.parsedData.messageId, '<first@sender.test>');
+    assert.equal(body.email.parsedData.subject, 'Hello');
+    assert.deepEqual(
+      [body.email.parsedData.cc, body.email.parsedData.bcc, body.email.parsedData.replyTo],
+      [null, null, null],
+    );
+    assert.deepEqual(body.email.parsedData.references, []);
     assert.equal(body.email.parsedData.textBody, 'Hi there');
+    assert.equal(body.email.parsedData.htmlBody, null);
+    assert.equal(body.email.parsedData.headers.subject, 'Hello');
+    assert.deepEqual(
+      [body.email.cleanedContent.text, body.email.cleanedContent.hasText, body.email.cleanedContent.hasHtml],
+      ['Hi there', true, false],
+    );
     assert.deepEqual(body.email.parsedData.attachments, [
       {
         filename: 'notes.txt',
