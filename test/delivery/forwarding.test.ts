@@ -191,6 +191,23 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
   });
 });
 
+describe('POST /endpoints/{id}/test on a forwarding endpoint', () => {
+  test('sends a test message to every member and reports success', async () => {
+    sink.clear();
+    const endpoint = await createForwardEndpoint(api, 'Test group', 'email_group', {
+      emails: ['p@team.test', 'q@team.test'],
+      subjectPrefix: '[Test]',
+    });
+    const result = await api.post(`/api/v2/endpoints/${endpoint.id}/test`);
+    assert.equal(result.status, 200, JSON.stringify(result.body));
+    assert.equal(result.body.success, true);
+    assert.equal(result.body.statusCode, 250);
+    assert.equal(result.body.message, 'Test email sent to p@team.test, q@team.test');
+    assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), ['p@team.test', 'q@team.test']);
+    assert.equal(sink.messages[0]!.parsed.subject, '[Test] Test webhook from Mailroom');
+  });
+});
+
 describe('forwarding by direct MX delivery (no SMTP_RELAY_URL)', () => {
   test("the message goes to the recipient domain's MX host, found through DNS", async () => {
     const mx = await startSmtpSink();
