@@ -190,7 +190,11 @@ export class EndpointsService {
     const changes: Partial<EndpointsTable> = {};
     if (update.name !== undefined) changes.name = checkName(update.name);
     if (update.description !== undefined) changes.description = checkDescription(update.description);
-    if (update.isActive !== undefined) changes.is_active = toFlag(update.isActive);
+    if (update.isActive !== undefined) {
+      changes.is_active = toFlag(update.isActive);
+      // The delivery worker records why it switched an endpoint off (410 Gone); a user's switch replaces that.
+      changes.deactivated_reason = null;
+    }
     if (update.config !== undefined) {
       const config = await normalizeConfig(row.type, update.config, this.checks(accountId));
       const token = JSON.parse(row.config).verificationToken;

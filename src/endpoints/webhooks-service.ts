@@ -114,6 +114,7 @@ export class WebhooksService {
         name: input.name === undefined ? row.name : checkName(input.name),
         description: input.description === undefined ? row.description : checkDescription(input.description),
         is_active: input.isActive === undefined ? row.is_active : toFlag(input.isActive),
+        deactivated_reason: input.isActive === undefined ? row.deactivated_reason : null,
         url: settings.url,
         secret: settings.secret ?? null,
         headers: settings.headers ? JSON.stringify(settings.headers) : null,
