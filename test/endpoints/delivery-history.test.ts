@@ -87,6 +87,31 @@ describe('delivery history on endpoints and legacy webhooks', () => {
     );
   });
 
+  test('an endpoint the delivery worker switched off (410 Gone) loses its deactivation reason when switched on again', async () => {
+    const endpoint = (
+      await api.post('/api/v2/endpoints', { name: 'Gone', type: 'webhook', config: { url: receiver.url } })
+    ).body;
+    await api.post('/api/v2/email-addresses', { address: 'gone@history.test', domainId, endpointId: endpoint.id });
+    receiver.answer({ status: 410, body: 'gone' });
+    await deliver('gone@history.test');
+    await readUntil(
+      () => api.get(`/api/v2/endpoints/${endpoint.id}`),
+      (response) => response.body.isActive === false,
+    );
+    receiver.answer({ status: 200 });
+    const reason = () =>
+      server.app.database.db
+        .selectFrom('endpoints')
+        .select('deactivated_reason')
+        .where('id', '=', endpoint.id)
+        .executeTakeFirstOrThrow()
+        .then((row) => row.deactivated_reason);
+    assert.match((await reason())!, /answered 410 Gone$/);
+    const on = await api.put(`/api/e2/endpoints/${endpoint.id}`, { isActive: true });
+    assert.equal(on.body.isActive, true);
+    assert.equal(await reason(), null);
+  });
+
   test('a legacy webhook counts its deliveries', async () => {
     const webhook = (await api.post('/api/v2/webhooks', { name: 'Old style', url: receiver.url })).body;
     await api.post('/api/v2/email-addresses', { address: 'legacy@history.test', domainId, webhookId: webhook.id });
