@@ -75,6 +75,31 @@ describe("account B and account A's resources", () => {
     }
   }
 
+  test('401 Unauthorized without a key or with a wrong one, on every route of these resources', async () => {
+    const anonymous = apiClient(server.baseUrl);
+    const wrong = apiClient(server.baseUrl, 'mr_wrong_key_0000000000000000');
+    for (const client of [anonymous, wrong]) {
+      for (const [family, resource] of [
+        ['e2', 'endpoints'],
+        ['v2', 'endpoints'],
+        ['e2', 'email-addresses'],
+        ['v2', 'email-addresses'],
+        ['v2', 'webhooks'],
+      ] as const) {
+        for (const response of [
+          await client.get(`/api/${family}/${resource}`),
+          await client.post(`/api/${family}/${resource}`, { name: 'x' }),
+          await client.get(`/api/${family}/${resource}/some-id`),
+          await client.put(`/api/${family}/${resource}/some-id`, {}),
+          await client.delete(`/api/${family}/${resource}/some-id`),
+        ]) {
+          assert.equal(response.status, 401);
+          assert.deepEqual(response.body, { error: 'Unauthorized' });
+        }
+      }
+    }
+  });
+
   test("B cannot route its addresses or catch-all to A's endpoint or webhook", async () => {
     const create = await b.post('/api/v2/email-addresses', {
       address: 'x@account-b.test',

@@ -90,6 +90,12 @@ describe('catch-all configuration', () => {
       }
     });
 
+    test(`${family}: 400 when enabling without an endpoint`, async () => {
+      const response = await update(verified.id, { isCatchAllEnabled: true, catchAllEndpointId: null });
+      assert.equal(response.status, 400);
+      assert.deepEqual(response.body, { error: 'catchAllEndpointId is required to enable catch-all' });
+    });
+
     test(`${family}: 400 when the endpoint is inactive`, async () => {
       const response = await update(verified.id, { isCatchAllEnabled: true, catchAllEndpointId: inactive.id });
       assert.equal(response.status, 400);
