@@ -159,6 +159,20 @@ describe('POST /email-addresses', () => {
       assert.deepEqual(response.body, { error: 'Invalid request: body/isActive must be boolean' });
     });
 
+    test(`${family}: 201 from a urlencoded or multipart form body too`, async () => {
+      const form = await api.post(`/api/${family}/email-addresses`, undefined, {
+        raw: new URLSearchParams({ address: `form-${family}@addresses.test`, domainId: domain.id, isActive: 'false' }),
+      });
+      assert.equal(form.status, 201, JSON.stringify(form.body));
+      assert.deepEqual([form.body.address, form.body.isActive], [`form-${family}@addresses.test`, false]);
+      const multipart = new FormData();
+      multipart.set('address', `multipart-${family}@addresses.test`);
+      multipart.set('domainId', domain.id);
+      const parts = await api.post(`/api/${family}/email-addresses`, undefined, { raw: multipart });
+      assert.equal(parts.status, 201, JSON.stringify(parts.body));
+      assert.equal(parts.body.isActive, true);
+    });
+
     test(`${family}: an address on an unverified domain is created with a warning and no receipt rule`, async () => {
       const created = await api.post(`/api/${family}/email-addresses`, {
         address: `early-${family}@pending-addresses.test`,
