@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../../src/config/index.ts';
+import { openDatabase } from '../../src/db/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
@@ -106,6 +108,40 @@ describe('delivery survives crashes and shares work across processes', () => {
       );
       assert.equal(receiver.requests.length, 1);
       await second.stop();
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('SIGTERM with an attempt that outlives the drain: the job is handed back (pending, unleased) and the process exits', async () => {
+    receiver.clear();
+    const installation = await createInstallation({
+      MAILROOM_API_KEY: API_KEY,
+      DNS_SERVERS: dns.address,
+      DELIVERY_LEASE_SECONDS: '1',
+      PORT: String(await freePort()),
+      SMTP_PORT: String(await freePort()),
+    });
+    try {
+      const first = await start(installation.env);
+      const address = await routeToReceiver(first, 'handback.test');
+      receiver.answer('hang');
+      const sent = await sendMail({ port: first.smtpPort, from: 'ann@sender.test', to: address, subject: 'Stuck' });
+      assert.equal(sent.code, 250, sent.response);
+      await receiver.waitForRequests(1);
+      assert.equal(await first.stop('SIGTERM'), 0);
+
+      const handle = await openDatabase(loadConfig(installation.env).database);
+      try {
+        const job = await handle.db
+          .selectFrom('deliveries')
+          .select(['status', 'lease_owner', 'attempts'])
+          .where('email_id', '=', sent.queuedIds[0]!)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual({ ...job }, { status: 'pending', lease_owner: null, attempts: 0 });
+      } finally {
+        await handle.close();
+      }
     } finally {
       await installation.remove();
     }
