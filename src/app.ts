@@ -77,7 +77,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       webhooks: (accountId, ids) => webhooks.targets(accountId, ids),
     },
   });
-  const router = new RoutingService({ db });
+  const router = new RoutingService({ db, subaddressing: config.subaddressing });
   const ingest = createIngestService({
     db,
     blobs,

@@ -31,6 +31,7 @@ export interface Config {
   dnsServers: string[];
   bootstrapApiKey?: string;
   webhookAllowPrivate: boolean;
+  subaddressing: boolean;
   domainVerification: { intervalMs: number; giveUpAfterMs: number };
   delivery: {
     /** Attempts one process runs at once. */
@@ -92,6 +93,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : [],
     bootstrapApiKey: e.MAILROOM_API_KEY,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    subaddressing: e.SUBADDRESSING,
     domainVerification: {
       intervalMs: e.DOMAIN_VERIFY_INTERVAL_SECONDS * 1000,
       giveUpAfterMs: e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600 * 1000,

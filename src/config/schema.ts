@@ -32,6 +32,8 @@ export const EnvSchema = Type.Object({
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
   MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
   WEBHOOK_ALLOW_PRIVATE: Flag(false),
+  /** `user+tag@domain` falls back to `user@domain` when no address matches it exactly. */
+  SUBADDRESSING: Flag(true),
   DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
   DELIVERY_RETRY_SCALE: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
   DELIVERY_LEASE_SECONDS: Type.Number({ minimum: 1, default: 30 }),

@@ -2,7 +2,7 @@ import { normalizeAddress } from '../addresses/index.ts';
 import { type Db, type EmailAddressesTable, fromFlag } from '../db/index.ts';
 import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decision.ts';
 
-/** Local parts that receive the DMARC aggregate and forensic reports our suggested DMARC record asks for. */
+/** The local part that receives the DMARC reports our suggested DMARC record asks for. */
 const DMARC_LOCAL_PART = 'dmarc';
 
 type AddressRow = Pick<EmailAddressesTable, 'id' | 'address' | 'is_active' | 'endpoint_id' | 'webhook_id'>;
@@ -15,9 +15,12 @@ type AddressRow = Pick<EmailAddressesTable, 'id' | 'address' | 'is_active' | 'en
  */
 export class RoutingService implements RecipientRouter {
   private readonly db: Db;
+  private readonly subaddressing: boolean;
 
-  constructor(deps: { db: Db }) {
+  /** `subaddressing` (SUBADDRESSING, on by default) lets `user+tag@` fall back to `user@`. */
+  constructor(deps: { db: Db; subaddressing: boolean }) {
     this.db = deps.db;
+    this.subaddressing = deps.subaddressing;
   }
 
   async resolve(recipient: string): Promise<RouteDecision> {
@@ -31,7 +34,7 @@ export class RoutingService implements RecipientRouter {
     if (!domain) return { accepted: false, reason: 'unknown_domain' };
     if (domain.status !== 'verified') return { accepted: false, reason: 'unverified_domain' };
 
-    const plus = parsed.local.indexOf('+');
+    const plus = this.subaddressing ? parsed.local.indexOf('+') : -1;
     const baseLocal = plus > 0 ? parsed.local.slice(0, plus) : parsed.local;
     const accepted = {
       accepted: true as const,
