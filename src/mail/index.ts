@@ -3,6 +3,7 @@ export {
   type AttachmentExtractor,
   BULK_MAX,
   bulkIdsOf,
+  COUNT_LIMIT,
   type EmailDetail,
   type MailList,
   MailService,

@@ -1,7 +1,7 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/index.ts';
 import { parseSearch, searchWords } from './search-query.ts';
-import { addressCondition, type SqlDialect, textConditions } from './search-sql.ts';
+import { addressCondition, type SqlDialect, type SqliteMatchMode, textConditions } from './search-sql.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
@@ -23,6 +23,8 @@ export interface MailFilter {
   archived?: 'exclude' | 'include' | 'only';
   /** A domain name or id (`all` means no filter). */
   domain?: string;
+  /** The ids `domain` stands for, when the caller has looked them up (lets the planner use the domain index). */
+  domainIds?: string[];
   /** Received within this window of now; no window when absent. */
   timeRange?: TimeRange;
   /** An address in From, To, Cc, Bcc or the envelope recipient. */
@@ -45,12 +47,17 @@ function contains(dialect: SqlDialect, column: 'to_json' | 'cc_json' | 'bcc_json
  * The address must be one of the email's addresses exactly; the index narrows the rows first, so the exact
  * comparison only runs on the few that share its words.
  */
-function addressConditions(dialect: SqlDialect, eb: EmailsBuilder, address: string): Expression<SqlBool>[] {
+function addressConditions(
+  dialect: SqlDialect,
+  eb: EmailsBuilder,
+  address: string,
+  mode: SqliteMatchMode,
+): Expression<SqlBool>[] {
   const words = searchWords(address);
   if (words.length === 0) return [sql<SqlBool>`1 = 0`];
   const needle = JSON.stringify({ address }).slice(1, -1);
   return [
-    addressCondition(dialect, words),
+    addressCondition(dialect, words, mode),
     eb.or([
       sql<SqlBool>`lower(emails.from_address) = ${address}`,
       eb('emails.recipient', '=', address),
@@ -61,12 +68,22 @@ function addressConditions(dialect: SqlDialect, eb: EmailsBuilder, address: stri
   ];
 }
 
-/** Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates). */
+/** Whether the filter narrows through the search index (a positive search word or an address). */
+export function usesSearchIndex(filter: MailFilter): boolean {
+  if (filter.emailAddress !== undefined) return true;
+  return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some((term) => !term.negated);
+}
+
+/**
+ * Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates).
+ * `mode` says how SQLite reaches the index (see SqliteMatchMode).
+ */
 export function mailConditions(
   dialect: SqlDialect,
   accountId: string,
   filter: MailFilter,
   now: number,
+  mode: SqliteMatchMode = 'scan',
 ): (eb: EmailsBuilder) => Expression<SqlBool>[] {
   const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
   const address = filter.emailAddress?.trim().toLowerCase();
@@ -74,7 +91,7 @@ export function mailConditions(
   return (eb) => {
     // SQLite has no statistics to tell it that a word is rarer than an account's mail; with the account test kept
     // off its index (unary +), a search starts from the FTS5 matches and looks the emails up by rowid.
-    const searchLeads = dialect === 'sqlite' && search?.terms.some((term) => !term.negated);
+    const searchLeads = dialect === 'sqlite' && mode === 'scan' && usesSearchIndex(filter);
     const conditions: Expression<SqlBool>[] = [
       searchLeads ? sql<SqlBool>`+emails.account_id = ${accountId}` : eb('emails.account_id', '=', accountId),
     ];
@@ -87,7 +104,11 @@ export function mailConditions(
       const since = new Date(now - TIME_RANGE_MS[filter.timeRange]).toISOString();
       conditions.push(eb('emails.received_at', '>=', since));
     }
-    if (domain && domain !== 'all') {
+    if (filter.domainIds) {
+      conditions.push(
+        filter.domainIds.length > 0 ? eb('emails.domain_id', 'in', filter.domainIds) : sql<SqlBool>`1 = 0`,
+      );
+    } else if (domain && domain !== 'all') {
       conditions.push(
         eb(
           'emails.domain_id',
@@ -100,11 +121,11 @@ export function mailConditions(
         ),
       );
     }
-    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address));
+    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address, mode));
     if (filter.ids) conditions.push(filter.ids.length > 0 ? eb('emails.id', 'in', filter.ids) : sql<SqlBool>`1 = 0`);
     if (filter.threadId) conditions.push(eb('emails.thread_id', '=', filter.threadId));
     if (search) {
-      conditions.push(...textConditions(dialect, search.terms));
+      conditions.push(...textConditions(dialect, search.terms, mode));
       for (const condition of search.filters) {
         if (condition.kind === 'attachment') {
           conditions.push(eb('emails.attachment_count', condition.value ? '>' : '=', 0));

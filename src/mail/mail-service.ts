@@ -2,8 +2,8 @@ import { PassThrough, type Readable } from 'node:stream';
 import { CompiledQuery, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
-import { type MailFilter, mailConditions } from './mail-filters.ts';
-import type { SqlDialect } from './search-sql.ts';
+import { type MailFilter, mailConditions, usesSearchIndex } from './mail-filters.ts';
+import type { SqlDialect, SqliteMatchMode } from './search-sql.ts';
 import {
   type AttachmentInfo,
   EMAIL_COLUMNS,
@@ -34,6 +34,8 @@ export interface MailServiceDeps {
 
 /** Raw messages up to this size are returned inline as `content.rawContent`; larger ones only through `/raw`. */
 export const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
+/** How many matches a list narrowed through the search index counts before it stops (see `list`). */
+export const COUNT_LIMIT = 1_000;
 /** The most emails one bulk update may name. */
 export const BULK_MAX = 100;
 
@@ -41,7 +43,10 @@ const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
 export interface MailList {
   emails: EmailSummary[];
+  /** Exact, or COUNT_LIMIT when a search matched more (then `totalIsExact` is false). */
   total: number;
+  totalIsExact: boolean;
+  hasMore: boolean;
 }
 
 export interface EmailDetail {
@@ -172,23 +177,59 @@ export class MailService {
     this.#extractAttachment = deps.extractAttachment;
   }
 
-  /** Newest first. `emailId` stands for every email of that email's thread. */
+  /**
+   * Newest first. `emailId` stands for every email of that email's thread. A list narrowed through the search
+   * index counts at most COUNT_LIMIT matches (`totalIsExact` is false beyond that), so a broad search costs the
+   * same as a narrow one; other lists count exactly.
+   */
   async list(
     accountId: string,
     filter: MailFilter & { emailId?: string },
     page: { limit: number; offset: number },
   ): Promise<MailList> {
-    const base = await this.#listQuery(accountId, filter);
-    const rows = await base
+    const resolved = await this.#resolve(accountId, filter);
+    const now = this.#clock.now().getTime();
+    const query = (mode: SqliteMatchMode) =>
+      this.#db
+        .selectFrom('emails')
+        .where((eb) => eb.and(mailConditions(this.#dialect, accountId, resolved, now, mode)(eb)));
+    let total: number;
+    let totalIsExact = true;
+    let mode: SqliteMatchMode = 'scan';
+    if (usesSearchIndex(resolved)) {
+      const counted = await this.#db
+        .selectFrom(
+          query('scan')
+            .select('emails.id')
+            .limit(COUNT_LIMIT + 1)
+            .as('matches'),
+        )
+        .select((eb) => eb.fn.countAll().as('total'))
+        .executeTakeFirstOrThrow();
+      totalIsExact = Number(counted.total) <= COUNT_LIMIT;
+      total = Math.min(Number(counted.total), COUNT_LIMIT);
+      // Many matches: walking the newest emails and asking the index about each finds a page sooner.
+      if (!totalIsExact) mode = 'probe';
+    } else {
+      const counted = await query('scan')
+        .select((eb) => eb.fn.countAll().as('total'))
+        .executeTakeFirstOrThrow();
+      total = Number(counted.total);
+    }
+    const rows = await query(mode)
       .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
       .select(PREVIEW_HEADS)
       .orderBy('emails.received_at', 'desc')
       .orderBy('emails.id', 'desc')
-      .limit(page.limit)
+      .limit(page.limit + 1)
       .offset(page.offset)
       .execute();
-    const counted = await base.select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow();
-    return { emails: rows.map(toSummary), total: Number(counted.total) };
+    return {
+      emails: rows.slice(0, page.limit).map(toSummary),
+      total,
+      totalIsExact,
+      hasMore: rows.length > page.limit,
+    };
   }
 
   /**
@@ -201,8 +242,15 @@ export class MailService {
     filter: MailFilter & { emailId?: string },
     connection: Db = this.#db,
   ): Promise<string[]> {
-    const base = await this.#listQuery(accountId, filter);
-    const compiled = base.select('emails.id').orderBy('emails.received_at', 'desc').limit(50).compile();
+    const resolved = await this.#resolve(accountId, filter);
+    const where = mailConditions(this.#dialect, accountId, resolved, this.#clock.now().getTime());
+    const compiled = this.#db
+      .selectFrom('emails')
+      .where((eb) => eb.and(where(eb)))
+      .select('emails.id')
+      .orderBy('emails.received_at', 'desc')
+      .limit(50)
+      .compile();
     const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
     const result = await connection.executeQuery<Record<string, unknown>>(
       CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]),
@@ -210,15 +258,23 @@ export class MailService {
     return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN']));
   }
 
-  async #listQuery(accountId: string, filter: MailFilter & { emailId?: string }) {
+  async #resolve(accountId: string, filter: MailFilter & { emailId?: string }): Promise<MailFilter> {
     if (filter.emailAddress !== undefined && filter.emailId !== undefined) {
       throw new Invalid('Cannot filter by both emailAddress and emailId at the same time');
     }
-    const { emailId, ...rest } = filter;
-    const resolved: MailFilter =
-      emailId === undefined ? rest : { ...rest, ...(await this.#threadFilter(accountId, emailId)) };
-    const where = mailConditions(this.#dialect, accountId, resolved, this.#clock.now().getTime());
-    return this.#db.selectFrom('emails').where((eb) => eb.and(where(eb)));
+    const { emailId, domain, ...rest } = filter;
+    const resolved: MailFilter = { ...rest };
+    const name = domain?.trim().toLowerCase();
+    if (name && name !== 'all') {
+      const rows = await this.#db
+        .selectFrom('domains')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where((eb) => eb.or([eb('domain', '=', name), eb('id', '=', domain!.trim())]))
+        .execute();
+      resolved.domainIds = rows.map((row) => row.id);
+    }
+    return emailId === undefined ? resolved : { ...resolved, ...(await this.#threadFilter(accountId, emailId)) };
   }
 
   /** Names of the account's domains that have received mail, for the list's `filters.uniqueDomains`. */

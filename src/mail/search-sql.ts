@@ -44,27 +44,41 @@ function pgMatch({ fields, words, prefix }: WordMatch): string {
   return `(${weights.map((weight) => `(${pgPhrase(words, prefix, weight)})`).join(' | ')})`;
 }
 
-function indexMatch(dialect: SqlDialect, matches: WordMatch[], join: 'and' | 'or'): RawBuilder<SqlBool> {
+/**
+ * How SQLite joins a match to the emails: `scan` reads every match from FTS5 and looks each email up by rowid
+ * (best when matches are few); `probe` asks FTS5 about one rowid at a time (best when walking the newest emails of
+ * a broad match, or for a negated term). PostgreSQL's planner makes this choice itself.
+ */
+export type SqliteMatchMode = 'scan' | 'probe';
+
+function indexMatch(
+  dialect: SqlDialect,
+  matches: WordMatch[],
+  join: 'and' | 'or',
+  mode: SqliteMatchMode,
+): RawBuilder<SqlBool> {
   if (dialect === 'sqlite') {
     const expression = matches.map(ftsMatch).join(join === 'and' ? ' AND ' : ' OR ');
-    return sql<SqlBool>`emails.rowid in (select rowid from emails_fts where emails_fts match ${expression})`;
+    return mode === 'scan'
+      ? sql<SqlBool>`emails.rowid in (select rowid from emails_fts where emails_fts match ${expression})`
+      : sql<SqlBool>`exists (select 1 from emails_fts where emails_fts match ${expression} and emails_fts.rowid = emails.rowid)`;
   }
   const query = matches.map(pgMatch).join(join === 'and' ? ' & ' : ' | ');
   return sql<SqlBool>`emails.search_vector @@ to_tsquery('simple', ${query})`;
 }
 
 /** The conditions the text terms of a search add: all positive terms match, and no negated one does. */
-export function textConditions(dialect: SqlDialect, terms: TextTerm[]): RawBuilder<SqlBool>[] {
+export function textConditions(dialect: SqlDialect, terms: TextTerm[], mode: SqliteMatchMode): RawBuilder<SqlBool>[] {
   const toMatch = (term: TextTerm): WordMatch => ({ fields: [term.field], words: term.words, prefix: term.prefix });
   const positive = terms.filter((term) => !term.negated).map(toMatch);
   const negative = terms.filter((term) => term.negated).map(toMatch);
   const conditions: RawBuilder<SqlBool>[] = [];
-  if (positive.length > 0) conditions.push(indexMatch(dialect, positive, 'and'));
-  if (negative.length > 0) conditions.push(sql<SqlBool>`not (${indexMatch(dialect, negative, 'or')})`);
+  if (positive.length > 0) conditions.push(indexMatch(dialect, positive, 'and', mode));
+  if (negative.length > 0) conditions.push(sql<SqlBool>`not (${indexMatch(dialect, negative, 'or', 'probe')})`);
   return conditions;
 }
 
 /** Narrows to emails whose sender or recipients contain the address's words in order (checked exactly after). */
-export function addressCondition(dialect: SqlDialect, words: string[]): RawBuilder<SqlBool> {
-  return indexMatch(dialect, [{ fields: ['sender', 'recipients'], words, prefix: false }], 'and');
+export function addressCondition(dialect: SqlDialect, words: string[], mode: SqliteMatchMode): RawBuilder<SqlBool> {
+  return indexMatch(dialect, [{ fields: ['sender', 'recipients'], words, prefix: false }], 'and', mode);
 }

@@ -218,7 +218,13 @@ describe('e2 /emails', () => {
     assert.equal(item.status, 'delivered');
     assert.equal(item.has_attachments, false);
     assert.equal(item.is_read, true);
-    assert.deepEqual(response.body.pagination, { limit: 50, offset: 0, total: 1, has_more: false });
+    assert.deepEqual(response.body.pagination, {
+      limit: 50,
+      offset: 0,
+      total: 1,
+      has_more: false,
+      total_is_exact: true,
+    });
     assert.deepEqual(response.body.filters, {
       type: 'received',
       status: 'all',

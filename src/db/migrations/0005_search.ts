@@ -42,11 +42,17 @@ function isPostgres(db: Kysely<unknown>): boolean {
 }
 
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // The default list (the account's unarchived mail, newest first) and its count read only this index.
+  await db.schema
+    .createIndex('emails_account_archived_received')
+    .on('emails')
+    .columns(['account_id', 'is_archived', 'received_at'])
+    .execute();
   // Lists filter and count by domain (the domain filter, uniqueDomains and the domain's stats).
   await db.schema
     .createIndex('emails_account_domain_received')
     .on('emails')
-    .columns(['account_id', 'domain_id', 'received_at'])
+    .columns(['account_id', 'domain_id', 'is_archived', 'received_at'])
     .execute();
 
   if (isPostgres(db)) {
@@ -96,4 +102,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     await sql.raw('DROP TABLE emails_fts').execute(db);
   }
   await db.schema.dropIndex('emails_account_domain_received').execute();
+  await db.schema.dropIndex('emails_account_archived_received').execute();
 }

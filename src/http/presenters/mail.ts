@@ -44,7 +44,12 @@ export const MailItemSchema = Type.Object({
 
 export const MailListSchema = Type.Object({
   emails: Type.Array(MailItemSchema),
-  pagination: Pagination,
+  pagination: Type.Object({
+    ...Pagination.properties,
+    totalIsExact: Type.Boolean({
+      description: 'False when a search matched more than 1,000 emails: `total` is then 1,000 (use hasMore to page)',
+    }),
+  }),
   filters: Type.Object({ uniqueDomains: Type.Array(Type.String()) }),
 });
 

@@ -96,6 +96,7 @@ export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async 
               offset: Type.Integer(),
               total: Type.Integer(),
               has_more: Type.Boolean(),
+              total_is_exact: Type.Boolean({ description: 'False when a search matched more than 1,000 emails' }),
             }),
             filters: Type.Object({
               type: Type.String(),
@@ -116,7 +117,7 @@ export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async 
       const statusFilter = receivedFilter(query.status);
       const wantsReceived = query.type === undefined || query.type === 'all' || query.type === 'received';
       const timeRange = query.time_range === 'all' ? undefined : query.time_range;
-      const { emails, total } =
+      const { emails, total, totalIsExact, hasMore } =
         wantsReceived && statusFilter
           ? await mail.list(
               request.account.id,
@@ -129,14 +130,15 @@ export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async 
               },
               page,
             )
-          : { emails: [], total: 0 };
+          : { emails: [], total: 0, totalIsExact: true, hasMore: false };
       return {
         data: emails.map(presentE2EmailItem),
         pagination: {
           limit: page.limit,
           offset: page.offset,
           total,
-          has_more: page.offset + emails.length < total,
+          has_more: hasMore,
+          total_is_exact: totalIsExact,
         },
         filters: {
           type: query.type ?? 'all',

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { bulkIdsOf, type MailService, stateChangeOf } from '../../mail/index.ts';
-import { pageInfo, pagination } from '../pagination.ts';
+import { pagination } from '../pagination.ts';
 import {
   MailDetailSchema,
   MailListSchema,
@@ -58,7 +58,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
     async (request) => {
       const { query } = request;
       const page = pagination(query);
-      const { emails, total } = await mail.list(
+      const { emails, total, totalIsExact, hasMore } = await mail.list(
         request.account.id,
         {
           search: query.search,
@@ -73,7 +73,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
       );
       return {
         emails: emails.map(presentMailItem),
-        pagination: pageInfo(page, total, emails.length),
+        pagination: { total, limit: page.limit, offset: page.offset, hasMore, totalIsExact },
         filters: { uniqueDomains: await mail.uniqueDomains(request.account.id) },
       };
     },

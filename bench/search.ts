@@ -1,0 +1,383 @@
+/**
+ * Search at scale: generates N received emails straight into the database (a bounded, seeded generator and batched
+ * inserts, so the search index triggers or generated column do their real work), then times 10 representative
+ * searches through the mail service and the list endpoint over loopback HTTP, and reports the database size.
+ *   SEARCH_MESSAGES=1000000 (default)   how many emails to generate
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { type App, createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/index.ts';
+import type { EmailsTable } from '../src/db/index.ts';
+import type { MailFilter } from '../src/mail/index.ts';
+
+export interface QueryTiming {
+  name: string;
+  /** `total` of the answer, with `+` when it was capped (more matched). */
+  total: string;
+  /** The first 8 hex digits of a hash of the first page's ids, to compare the databases. */
+  page: string;
+  p50Ms: number;
+  p95Ms: number;
+}
+
+export interface SearchBenchResult {
+  database: 'sqlite' | 'postgres';
+  messages: number;
+  loadSeconds: number;
+  databaseMegabytes: number;
+  queries: QueryTiming[];
+  endpoint: QueryTiming[];
+  /** The plan of the rare-word search, to show the index at this size. */
+  plan: string[];
+}
+
+const BATCH = 500;
+const RUNS = 40;
+const WARM_UPS = 3;
+const DAY = 86_400_000;
+
+/** mulberry32: a small seeded generator, so every run (and both databases) get the same mail. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tus',
+  'va',
+  'del',
+  'or',
+  'sin',
+  'pa',
+  'quo',
+  'bex',
+  'tri',
+  'mon',
+  'zel',
+  'fa',
+];
+/** 4,096 made-up words, drawn with a Zipf-like skew so some are common and most are rare. */
+const VOCABULARY = Array.from({ length: 4096 }, (_, i) =>
+  [i & 15, (i >> 4) & 15, (i >> 8) & 15].map((s) => SYLLABLES[s]).join(''),
+);
+const FIRST = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Oscar'];
+const LAST = ['Smith', 'Jones', 'Garcia', 'Müller', 'Rossi', 'Dubois', 'Kowalski', 'Tanaka', 'Silva', 'Novak'];
+/** Words with fixed frequencies, for searches whose result sizes are known. */
+const SUBJECT_TOPICS: Array<[string, number]> = [
+  ['Invoice overdue', 0.01],
+  ['Meeting notes', 0.1],
+  ['Shipping confirmation', 0.03],
+  ['Quarterly report', 0.005],
+];
+const RARE_WORD = 'zephyrine';
+const RECIPIENTS = ['support', 'sales', 'billing', 'info', 'jobs', 'press', 'team', 'hello'];
+const DOMAINS = ['alpha.bench', 'beta.bench', 'gamma.bench'];
+
+function pick<T>(next: () => number, list: readonly T[]): T {
+  return list[Math.floor(next() * list.length)]!;
+}
+
+function zipfWord(next: () => number): string {
+  return VOCABULARY[Math.floor(VOCABULARY.length * next() ** 3)]!;
+}
+
+function words(next: () => number, count: number): string {
+  return Array.from({ length: count }, () => zipfWord(next)).join(' ');
+}
+
+/** Email `i` of `total`: received in the year before `now`, oldest first. */
+function generateEmail(
+  i: number,
+  total: number,
+  now: number,
+  accountId: string,
+  domainIds: string[],
+): Omit<EmailsTable, 'id'> & { id: string } {
+  const next = random(i + 1);
+  const first = pick(next, FIRST);
+  const last = pick(next, LAST);
+  const senderDomain = `${pick(next, VOCABULARY)}.example`;
+  const fromAddress = `${first.toLowerCase()}.${last.toLowerCase().replace('ü', 'u')}${i % 997}@${senderDomain}`;
+  const domainIndex = Math.floor(next() * DOMAINS.length);
+  const recipient = `${pick(next, RECIPIENTS)}@${DOMAINS[domainIndex]}`;
+  let subject = words(next, 3 + Math.floor(next() * 5));
+  for (const [topic, frequency] of SUBJECT_TOPICS) if (next() < frequency) subject = `${topic} ${subject}`;
+  if (next() < 0.3) subject = `Re: ${subject}`;
+  let body = words(next, 40 + Math.floor(next() * 80));
+  if (next() < 0.0002) body = `${body} ${RARE_WORD}`;
+  const attachmentCount = next() < 0.1 ? 1 + Math.floor(next() * 3) : 0;
+  const receivedAt = new Date(now - 365 * DAY + Math.floor((i / total) * 365 * DAY)).toISOString();
+  const isRead = next() < 0.6;
+  const isArchived = next() < 0.05;
+  const addresses = (address: string, name: string | null) =>
+    JSON.stringify({ text: name ? `${name} <${address}>` : address, addresses: [{ address, name }] });
+  return {
+    id: `email_bench${String(i).padStart(10, '0')}`,
+    account_id: accountId,
+    domain_id: domainIds[domainIndex]!,
+    address_id: null,
+    recipient,
+    mail_from: fromAddress,
+    helo: 'mx.example',
+    client_ip: '192.0.2.1',
+    message_id: `<bench-${i}@${senderDomain}>`,
+    subject,
+    from_address: fromAddress,
+    from_name: `${first} ${last}`,
+    from_json: addresses(fromAddress, `${first} ${last}`),
+    to_json: addresses(recipient, null),
+    cc_json: null,
+    bcc_json: null,
+    reply_to_json: null,
+    sent_date: receivedAt,
+    in_reply_to: null,
+    references_json: '[]',
+    priority: null,
+    text_body: body,
+    html_body: null,
+    headers_json: '{}',
+    attachments_json: JSON.stringify(
+      Array.from({ length: attachmentCount }, (_, n) => ({
+        filename: `file${n}.pdf`,
+        contentType: 'application/pdf',
+        size: 1000,
+        contentId: null,
+        contentDisposition: 'attachment',
+      })),
+    ),
+    attachment_count: attachmentCount,
+    parse_success: 1,
+    parse_error: null,
+    raw_blob_key: `raw/bench/${i}.eml`,
+    raw_size: 2000,
+    raw_sha256: '0'.repeat(64),
+    spf: 'PASS',
+    dkim: 'PASS',
+    dmarc: 'PASS',
+    arc: 'NONE',
+    spam: 'DISABLED',
+    virus: 'DISABLED',
+    auth_results: null,
+    thread_id: null,
+    thread_position: null,
+    is_read: isRead ? 1 : 0,
+    read_at: isRead ? receivedAt : null,
+    is_archived: isArchived ? 1 : 0,
+    archived_at: isArchived ? receivedAt : null,
+    processing_ms: 5,
+    received_at: receivedAt,
+    created_at: receivedAt,
+    updated_at: receivedAt,
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
+}
+
+interface Answer {
+  total: number;
+  totalIsExact: boolean;
+  ids: string[];
+}
+
+async function time(name: string, run: () => Promise<Answer>): Promise<QueryTiming> {
+  let answer: Answer = { total: 0, totalIsExact: true, ids: [] };
+  for (let i = 0; i < WARM_UPS; i++) answer = await run();
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    await run();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    name,
+    total: `${answer.total}${answer.totalIsExact ? '' : '+'}`,
+    page: createHash('sha256').update(answer.ids.join(',')).digest('hex').slice(0, 8),
+    p50Ms: percentile(samples, 50),
+    p95Ms: percentile(samples, 95),
+  };
+}
+
+async function databaseMegabytes(app: App, dataDir: string): Promise<number> {
+  if (app.database.kind === 'sqlite') {
+    let bytes = 0;
+    for (const suffix of ['', '-wal']) {
+      bytes += await stat(join(dataDir, `mailroom.sqlite${suffix}`)).then(
+        (s) => s.size,
+        () => 0,
+      );
+    }
+    return Math.round(bytes / 1024 / 1024);
+  }
+  const { rows } = await sql<{ bytes: string }>`
+    select sum(pg_total_relation_size(c.oid)) as bytes from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = current_schema() and c.relkind in ('r', 'm')`.execute(app.database.db);
+  return Math.round(Number(rows[0]!.bytes) / 1024 / 1024);
+}
+
+export async function runSearchBench(options: { databaseUrl?: string; messages?: number }): Promise<SearchBenchResult> {
+  const messages = options.messages ?? Number(process.env.SEARCH_MESSAGES ?? 1_000_000);
+  const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-search-bench-'));
+  const schema = options.databaseUrl ? `bench_search_${randomBytes(4).toString('hex')}` : undefined;
+  const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
+  const app = await createApp(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SMTP_PORT: '0',
+      SMTP_HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      MAILROOM_API_KEY: apiKey,
+      MX_HOST: 'mx.bench.test',
+      LOG_LEVEL: 'warn',
+      SQLITE_SYNCHRONOUS: 'NORMAL',
+      ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema! } : {}),
+    }),
+  );
+  try {
+    await app.accounts.ensureKey('default', apiKey);
+    const { httpUrl } = await app.start();
+    const { db } = app.database;
+    const account = await db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', 'default')
+      .executeTakeFirstOrThrow();
+    const now = Date.now();
+    const domainIds = DOMAINS.map((_, i) => `dom_bench${i}`);
+    await db
+      .insertInto('domains')
+      .values(
+        DOMAINS.map((domain, i) => ({
+          id: domainIds[i]!,
+          account_id: account.id,
+          domain,
+          status: 'verified' as const,
+          verification_token: null,
+          parent_domain_id: null,
+          can_receive_emails: 1 as const,
+          has_mx_records: 1 as const,
+          domain_provider: null,
+          provider_confidence: null,
+          last_dns_check: null,
+          is_catch_all_enabled: 0 as const,
+          catch_all_endpoint_id: null,
+          receive_dmarc_emails: 0 as const,
+          verified_at: null,
+          created_at: new Date(now).toISOString(),
+          updated_at: new Date(now).toISOString(),
+        })),
+      )
+      .execute();
+
+    const loadStart = performance.now();
+    for (let start = 0; start < messages; start += BATCH) {
+      const rows = [];
+      for (let i = start; i < Math.min(messages, start + BATCH); i++) {
+        rows.push(generateEmail(i, messages, now, account.id, domainIds));
+      }
+      await db.insertInto('emails').values(rows).execute();
+    }
+    if (app.database.kind === 'postgres') await sql`analyze emails`.execute(db);
+    else await sql`pragma optimize`.execute(db);
+    const loadSeconds = Math.round((performance.now() - loadStart) / 100) / 10;
+
+    const page = { limit: 50, offset: 0 };
+    const recent = new Date(now - 30 * DAY).toISOString().slice(0, 10);
+    const searches: Array<[string, MailFilter]> = [
+      ['rare word in bodies', { search: RARE_WORD }],
+      ['word in 1% of subjects', { search: 'overdue' }],
+      ['word in 10% of subjects', { search: 'meeting' }],
+      [
+        'from: one sender address',
+        { search: `from:${generateEmail(4242, messages, now, account.id, domainIds).from_address}` },
+      ],
+      ['to: one recipient', { search: 'to:press@beta.bench' }],
+      ['subject: quoted phrase', { search: 'subject:"quarterly report"' }],
+      ['word has:attachment', { search: 'shipping has:attachment' }],
+      ['is:unread word', { search: 'is:unread overdue' }],
+      [`word after:${recent}`, { search: `meeting after:${recent}` }],
+      ['prefix word -"phrase"', { search: 'invo -"re"' }],
+    ];
+    const queries: QueryTiming[] = [];
+    for (const [name, filter] of searches) {
+      queries.push(
+        await time(name, async () => {
+          const list = await app.mail.list(account.id, filter, page);
+          return { ...list, ids: list.emails.map((email) => email.id) };
+        }),
+      );
+    }
+    const endpoint: QueryTiming[] = [];
+    for (const [name, query] of [
+      ['GET /api/v2/mail', ''],
+      ['GET /api/v2/mail?offset=5000', 'offset=5000'],
+      ['GET /api/v2/mail?domain=beta.bench', 'domain=beta.bench'],
+      ['GET /api/v2/mail?search=overdue', 'search=overdue'],
+      ['GET /api/v2/mail?emailAddress=press@beta.bench', 'emailAddress=press%40beta.bench'],
+    ] as const) {
+      endpoint.push(
+        await time(name, async () => {
+          const response = await fetch(`${httpUrl}/api/v2/mail?${query}`, {
+            headers: { authorization: `Bearer ${apiKey}` },
+          });
+          const body = (await response.json()) as {
+            emails: Array<{ id: string }>;
+            pagination: { total: number; totalIsExact: boolean };
+          };
+          if (response.status !== 200) throw new Error(`${name}: ${response.status} ${JSON.stringify(body)}`);
+          return { ...body.pagination, ids: body.emails.map((email) => email.id) };
+        }),
+      );
+    }
+    return {
+      database: app.database.kind,
+      messages,
+      loadSeconds,
+      databaseMegabytes: await databaseMegabytes(app, dataDir),
+      queries,
+      endpoint,
+      plan: await app.mail.explainList(account.id, { search: RARE_WORD }),
+    };
+  } finally {
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+    if (schema && options.databaseUrl) {
+      const client = new pg.Client({ connectionString: options.databaseUrl });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
+  }
+}
+
+export function formatSearch(result: SearchBenchResult): string {
+  const rows = [['query', 'total', 'page', 'p50 ms', 'p95 ms']];
+  for (const timing of [...result.queries, ...result.endpoint]) {
+    rows.push([timing.name, timing.total, timing.page, String(timing.p50Ms), String(timing.p95Ms)]);
+  }
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return [
+    `search, ${result.database}: ${result.messages} emails loaded in ${result.loadSeconds} s, database ${result.databaseMegabytes} MB`,
+    ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
+    `plan (rare word): ${result.plan.join(' | ')}`,
+  ].join('\n');
+}
