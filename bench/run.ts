@@ -1,23 +1,30 @@
 /**
  * `npm run bench`: every scenario, loopback only, each bounded in messages and time.
- *   BENCH=ingest|e2e (default: both)       which scenarios to run
+ *   BENCH=ingest,e2e,search (default: all)  which scenarios to run
+ *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
 import { formatE2e, runE2e } from './e2e.ts';
 import { formatIngest, runIngestBench } from './ingest.ts';
+import { formatSearch, runSearchBench } from './search.ts';
 
-const which = new Set((process.env.BENCH ?? 'ingest,e2e').split(','));
+const which = new Set((process.env.BENCH ?? 'ingest,e2e,search').split(','));
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const databases: Array<string | undefined> = [undefined, ...(postgresUrl ? [postgresUrl] : [])];
-const results: Record<string, unknown[]> = { ingest: [], e2e: [] };
+const results: Record<string, unknown[]> = { ingest: [], e2e: [], search: [] };
 
 for (const databaseUrl of databases) {
   if (which.has('ingest')) {
     const result = await runIngestBench({ databaseUrl });
     results.ingest!.push(result);
     process.stdout.write(`${formatIngest(result)}\n\n`);
+  }
+  if (which.has('search')) {
+    const result = await runSearchBench({ databaseUrl });
+    results.search!.push(result);
+    process.stdout.write(`${formatSearch(result)}\n\n`);
   }
 }
 if (which.has('e2e')) {
