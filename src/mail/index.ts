@@ -1,8 +1,15 @@
 export type { MailFilter, TimeRange } from './mail-filters.ts';
 export {
-  type AttachmentExtractor,
   BULK_MAX,
   bulkIdsOf,
+  type E2ReplyDraft,
+  type ReplyDraft,
+  type StateChange,
+  stateChangeOf,
+  type ValidatedReply,
+} from './mail-input.ts';
+export {
+  type AttachmentExtractor,
   COUNT_LIMIT,
   type EmailDetail,
   type MailList,
@@ -10,10 +17,6 @@ export {
   RAW_CONTENT_MAX_BYTES,
   type RawMessages,
   type ReadState,
-  type ReplyDraft,
-  type StateChange,
-  stateChangeOf,
-  type ValidatedReply,
 } from './mail-service.ts';
 export { parseSearch, type SearchQuery, searchWords } from './search-query.ts';
 export type { SqlDialect } from './search-sql.ts';

@@ -1,8 +1,17 @@
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { CompiledQuery, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
+import { endAfter, indexByName } from './attachment-stream.ts';
 import { type MailFilter, mailConditions, usesSearchIndex } from './mail-filters.ts';
+import {
+  checkE2Reply,
+  checkReply,
+  type E2ReplyDraft,
+  type ReplyDraft,
+  type StateChange,
+  type ValidatedReply,
+} from './mail-input.ts';
 import type { SqlDialect, SqliteMatchMode } from './search-sql.ts';
 import {
   type AttachmentInfo,
@@ -36,8 +45,6 @@ export interface MailServiceDeps {
 export const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
 /** How many matches a list narrowed through the search index counts before it stops (see `list`). */
 export const COUNT_LIMIT = 1_000;
-/** The most emails one bulk update may name. */
-export const BULK_MAX = 100;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -66,99 +73,10 @@ export interface ReadState {
   updatedAt: string;
 }
 
-export interface StateChange {
-  isRead?: boolean;
-  isArchived?: boolean;
-}
-
-export interface ReplyDraft {
-  emailId?: unknown;
-  to?: unknown;
-  subject?: unknown;
-  textBody?: unknown;
-  htmlBody?: unknown;
-  attachments?: unknown;
-}
-
-export interface ValidatedReply {
-  original: StoredEmail;
-  to: string;
-  subject: string;
-  hasTextBody: boolean;
-  hasHtmlBody: boolean;
-  attachmentCount: number;
-}
-
-/** Reads `{isRead?, isArchived?}` from a request body, with the reference's messages for wrong types. */
-export function stateChangeOf(input: { isRead?: unknown; isArchived?: unknown } | undefined): StateChange {
-  const change: StateChange = {};
-  if (input?.isRead !== undefined) {
-    if (typeof input.isRead !== 'boolean') throw new Invalid('isRead must be a boolean');
-    change.isRead = input.isRead;
-  }
-  if (input?.isArchived !== undefined) {
-    if (typeof input.isArchived !== 'boolean') throw new Invalid('isArchived must be a boolean');
-    change.isArchived = input.isArchived;
-  }
-  if (change.isRead === undefined && change.isArchived === undefined) {
-    throw new Invalid('At least one of isRead or isArchived must be provided');
-  }
-  return change;
-}
-
-/** The ids of a bulk update: a non-empty array of at most BULK_MAX strings. */
-export function bulkIdsOf(input: unknown): string[] {
-  if (!Array.isArray(input) || input.length === 0 || !input.every((id) => typeof id === 'string')) {
-    throw new Invalid('emailIds must be a non-empty array of strings');
-  }
-  if (input.length > BULK_MAX) throw new Invalid(`Cannot update more than ${BULK_MAX} emails at once`);
-  return input;
-}
-
-const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/**
- * The part's bytes, ending as soon as its known size has passed. The parser only ends a part when it reads what
- * follows it, and a response that ends late keeps the client's keep-alive connection busy (a closing server then
- * waits for it). The source is always read to its end, so the parser releases the part and closes the raw message.
- */
-function endAfter(source: Readable, size: number): Readable {
-  const out = new PassThrough();
-  let remaining = size;
-  const finish = () => {
-    if (!out.writableEnded && !out.destroyed) out.end();
-    source.resume();
-  };
-  if (remaining === 0) finish();
-  source.on('data', (chunk: Buffer) => {
-    if (remaining <= 0) return;
-    const part = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
-    remaining -= part.length;
-    const flowing = out.write(part);
-    if (remaining === 0) finish();
-    else if (!flowing) source.pause();
-  });
-  out.on('drain', () => source.resume());
-  out.on('close', () => source.resume());
-  source.on('end', finish);
-  source.on('error', (error) => out.destroy(error));
-  return out;
-}
-
-/**
- * The first attachment with that filename. Webhooks name an unnamed part `attachment` in its download URL, so that
- * name also finds the first unnamed part when no part is called so.
- */
-function indexByName(attachments: AttachmentInfo[], filename: string): number {
-  const named = attachments.findIndex((attachment) => attachment.filename === filename);
-  if (named >= 0 || filename !== 'attachment') return named;
-  return attachments.findIndex((attachment) => !attachment.filename);
 }
 
 /** Stored mail: lists and search, the single read (which marks it read), read and archive state, threads. */
@@ -462,63 +380,16 @@ export class MailService {
   }
 
   /** Checks a reply the way the placeholder answers it; nothing is sent. */
-  async validateReply(accountId: string, draft: ReplyDraft): Promise<ValidatedReply> {
-    const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
-    const emailId = text(draft.emailId);
-    if (!emailId) throw new Invalid('emailId is required');
-    const to = text(draft.to);
-    const subject = text(draft.subject);
-    if (!to || !subject) throw new Invalid('to and subject are required');
-    if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
-    const hasTextBody = text(draft.textBody) !== undefined;
-    const hasHtmlBody = text(draft.htmlBody) !== undefined;
-    if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either textBody or htmlBody must be provided');
-    if (draft.attachments !== undefined && !Array.isArray(draft.attachments)) {
-      throw new Invalid('attachments must be an array');
-    }
-    const original = await this.find(accountId, emailId, 'Original email not found');
-    return {
-      original,
-      to,
-      subject,
-      hasTextBody,
-      hasHtmlBody,
-      attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
-    };
+  validateReply(accountId: string, draft: ReplyDraft): Promise<ValidatedReply> {
+    return checkReply(draft, (id) => this.find(accountId, id, 'Original email not found'));
   }
 
   /**
    * The e2 reply, checked the same way: `{id}` is an email or a thread (its latest email), `to` defaults to the
    * original's Reply-To or sender and `subject` to `Re: <subject>`. Nothing is sent.
    */
-  async validateE2Reply(
-    accountId: string,
-    id: string,
-    draft: { from?: unknown; to?: unknown; subject?: unknown; html?: unknown; text?: unknown; attachments?: unknown },
-  ): Promise<ValidatedReply> {
-    const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
-    if (!text(draft.from)) throw new Invalid('from is required');
-    const hasTextBody = text(draft.text) !== undefined;
-    const hasHtmlBody = text(draft.html) !== undefined;
-    if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either html or text content must be provided');
-    const original = await this.#emailOrThreadLatest(accountId, id);
-    const requested = Array.isArray(draft.to) ? draft.to.filter((value) => typeof value === 'string') : [draft.to];
-    const to =
-      text(requested[0]) ??
-      original.replyTo?.addresses[0]?.address ??
-      original.from?.addresses[0]?.address ??
-      original.fromAddress;
-    if (!to) throw new Invalid('Cannot determine recipient email address');
-    if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
-    const subject = text(draft.subject) ?? `Re: ${(original.subject ?? '').replace(/^\s*re:\s*/i, '')}`.trim();
-    return {
-      original,
-      to,
-      subject,
-      hasTextBody,
-      hasHtmlBody,
-      attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
-    };
+  validateE2Reply(accountId: string, id: string, draft: E2ReplyDraft): Promise<ValidatedReply> {
+    return checkE2Reply(draft, () => this.#emailOrThreadLatest(accountId, id));
   }
 
   async #emailOrThreadLatest(accountId: string, id: string): Promise<StoredEmail> {

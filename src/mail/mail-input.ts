@@ -1,0 +1,123 @@
+import { Invalid } from '../core/index.ts';
+import type { StoredEmail } from './stored-email.ts';
+
+/** Request bodies checked by hand, so each wrong value gets the reference's own message. */
+
+export interface StateChange {
+  isRead?: boolean;
+  isArchived?: boolean;
+}
+
+export interface ReplyDraft {
+  emailId?: unknown;
+  to?: unknown;
+  subject?: unknown;
+  textBody?: unknown;
+  htmlBody?: unknown;
+  attachments?: unknown;
+}
+
+export interface ValidatedReply {
+  original: StoredEmail;
+  to: string;
+  subject: string;
+  hasTextBody: boolean;
+  hasHtmlBody: boolean;
+  attachmentCount: number;
+}
+
+export interface E2ReplyDraft {
+  from?: unknown;
+  to?: unknown;
+  subject?: unknown;
+  html?: unknown;
+  text?: unknown;
+  attachments?: unknown;
+}
+
+/** The most emails one bulk update may name. */
+export const BULK_MAX = 100;
+
+/** Reads `{isRead?, isArchived?}` from a request body, with the reference's messages for wrong types. */
+export function stateChangeOf(input: { isRead?: unknown; isArchived?: unknown } | undefined): StateChange {
+  const change: StateChange = {};
+  if (input?.isRead !== undefined) {
+    if (typeof input.isRead !== 'boolean') throw new Invalid('isRead must be a boolean');
+    change.isRead = input.isRead;
+  }
+  if (input?.isArchived !== undefined) {
+    if (typeof input.isArchived !== 'boolean') throw new Invalid('isArchived must be a boolean');
+    change.isArchived = input.isArchived;
+  }
+  if (change.isRead === undefined && change.isArchived === undefined) {
+    throw new Invalid('At least one of isRead or isArchived must be provided');
+  }
+  return change;
+}
+
+/** The ids of a bulk update: a non-empty array of at most BULK_MAX strings. */
+export function bulkIdsOf(input: unknown): string[] {
+  if (!Array.isArray(input) || input.length === 0 || !input.every((id) => typeof id === 'string')) {
+    throw new Invalid('emailIds must be a non-empty array of strings');
+  }
+  if (input.length > BULK_MAX) throw new Invalid(`Cannot update more than ${BULK_MAX} emails at once`);
+  return input;
+}
+
+const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Checks a v2 reply (`POST /api/v2/mail`); `find` loads the original or throws `Original email not found`. */
+export async function checkReply(
+  draft: ReplyDraft,
+  find: (emailId: string) => Promise<StoredEmail>,
+): Promise<ValidatedReply> {
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+  const emailId = text(draft.emailId);
+  if (!emailId) throw new Invalid('emailId is required');
+  const to = text(draft.to);
+  const subject = text(draft.subject);
+  if (!to || !subject) throw new Invalid('to and subject are required');
+  if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
+  const hasTextBody = text(draft.textBody) !== undefined;
+  const hasHtmlBody = text(draft.htmlBody) !== undefined;
+  if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either textBody or htmlBody must be provided');
+  if (draft.attachments !== undefined && !Array.isArray(draft.attachments)) {
+    throw new Invalid('attachments must be an array');
+  }
+  const original = await find(emailId);
+  return {
+    original,
+    to,
+    subject,
+    hasTextBody,
+    hasHtmlBody,
+    attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
+  };
+}
+
+/** Checks an e2 reply; `resolve` loads the email (or the thread's latest) or throws `Email or thread not found`. */
+export async function checkE2Reply(draft: E2ReplyDraft, resolve: () => Promise<StoredEmail>): Promise<ValidatedReply> {
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+  if (!text(draft.from)) throw new Invalid('from is required');
+  const hasTextBody = text(draft.text) !== undefined;
+  const hasHtmlBody = text(draft.html) !== undefined;
+  if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either html or text content must be provided');
+  const original = await resolve();
+  const requested = Array.isArray(draft.to) ? draft.to.filter((value) => typeof value === 'string') : [draft.to];
+  const to =
+    text(requested[0]) ??
+    original.replyTo?.addresses[0]?.address ??
+    original.from?.addresses[0]?.address ??
+    original.fromAddress;
+  if (!to) throw new Invalid('Cannot determine recipient email address');
+  if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
+  const subject = text(draft.subject) ?? `Re: ${(original.subject ?? '').replace(/^\s*re:\s*/i, '')}`.trim();
+  return {
+    original,
+    to,
+    subject,
+    hasTextBody,
+    hasHtmlBody,
+    attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
+  };
+}
