@@ -64,6 +64,8 @@ async function measure(port: number, levels: IngestLevel[]): Promise<LoadResult[
 export async function runIngestBench(options: {
   databaseUrl?: string;
   levels?: IngestLevel[];
+  /** Extra environment for the Mailroom process, e.g. INGEST_WORKERS. */
+  env?: Record<string, string>;
 }): Promise<IngestBenchResult> {
   const levels = options.levels ?? DEFAULT_LEVELS;
   const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
@@ -75,6 +77,7 @@ export async function runIngestBench(options: {
     DNS_SERVERS: dns.address,
     MAILROOM_API_KEY: apiKey,
     LOG_LEVEL: 'warn',
+    ...options.env,
     ...(options.databaseUrl
       ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '10' }
       : {}),

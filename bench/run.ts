@@ -3,6 +3,7 @@
  *   BENCH=ingest,e2e,search (default: all)  which scenarios to run
  *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
+ *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
@@ -17,7 +18,10 @@ const results: Record<string, unknown[]> = { ingest: [], e2e: [], search: [] };
 
 for (const databaseUrl of databases) {
   if (which.has('ingest')) {
-    const result = await runIngestBench({ databaseUrl });
+    const result = await runIngestBench({
+      databaseUrl,
+      env: process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {},
+    });
     results.ingest!.push(result);
     process.stdout.write(`${formatIngest(result)}\n\n`);
   }

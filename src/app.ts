@@ -82,6 +82,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     db,
     blobs,
     resolveDns: dns.raw,
+    dnsServers: config.dnsServers,
+    analysisWorkers: config.smtp.ingestWorkers,
     logger,
     mxHost: config.mxHost,
     commitConcurrency: database.kind === 'sqlite' ? 1 : 4,

@@ -18,6 +18,8 @@ export interface Config {
     host: string;
     maxMessageBytes: number;
     maxConnections: number;
+    /** Parse/verdict worker threads; undefined lets ingest choose. */
+    ingestWorkers?: number;
     tlsCertPath?: string;
     tlsKeyPath?: string;
     relayUrl?: string;
@@ -75,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       host: e.SMTP_HOST,
       maxMessageBytes: e.SMTP_MAX_MESSAGE_BYTES,
       maxConnections: e.SMTP_MAX_CONNECTIONS,
+      ingestWorkers: e.INGEST_WORKERS,
       tlsCertPath: e.TLS_CERT_PATH,
       tlsKeyPath: e.TLS_KEY_PATH,
       relayUrl: e.SMTP_RELAY_URL,

@@ -28,6 +28,8 @@ export const EnvSchema = Type.Object({
   SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),
   SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
+  /** Worker threads that parse received mail and compute its verdicts; unset means one less than the CPUs. */
+  INGEST_WORKERS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
   MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type { BlobStore } from '../blobs/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
+import { type Analysis, AnalysisPool } from './analysis-pool.ts';
 import { type AcceptedRoute, type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
 import { GroupCommitter } from './group-committer.ts';
 import { parseMessage } from './message-parser.ts';
@@ -10,7 +12,7 @@ import { createVerdictChecker, type RawResolver } from './verdicts.ts';
 
 /** One message as SMTP received it, with the route decided for each accepted recipient. */
 export interface IncomingMessage {
-  /** The DATA bytes, as received (dot-unstuffed), held once in memory. */
+  /** The DATA bytes as received (dot-unstuffed); ingest moves them into one shared buffer and empties this list. */
   chunks: Buffer[];
   mailFrom: string | null;
   helo: string | null;
@@ -31,7 +33,14 @@ export interface IngestResult {
 export interface IngestDependencies {
   db: Db;
   blobs: BlobStore;
+  /** Used by inline analysis (analysisWorkers 0); workers build their own resolver from `dnsServers`. */
   resolveDns: RawResolver;
+  dnsServers: string[];
+  /**
+   * Worker threads that parse and compute verdicts; 0 runs them on the event loop. Defaults to one less than the
+   * number of CPUs (at least one), leaving a core for SMTP, HTTP and the database.
+   */
+  analysisWorkers?: number;
   logger: Logger;
   /** The host name written into Received: and Authentication-Results:. */
   mxHost: string;
@@ -54,6 +63,22 @@ export function blobKeyFor(queueId: string, at: Date): string {
 export function createIngestService(deps: IngestDependencies) {
   const committer = new GroupCommitter(deps.db, { concurrency: deps.commitConcurrency ?? 1 });
   const checkVerdicts = createVerdictChecker(deps.resolveDns);
+  const workers = deps.analysisWorkers ?? Math.max(1, availableParallelism() - 1);
+  const pool = workers > 0 ? new AnalysisPool(workers, { dnsServers: deps.dnsServers, mxHost: deps.mxHost }) : null;
+
+  async function analyze(raw: Buffer, message: IncomingMessage): Promise<Analysis> {
+    const request = {
+      clientIp: message.clientIp,
+      helo: message.helo ?? '',
+      mailFrom: message.mailFrom ?? '',
+    };
+    if (pool) return pool.analyze({ buffer: raw.buffer as SharedArrayBuffer, ...request });
+    const [parsed, verdicts] = await Promise.all([
+      parseMessage([raw]),
+      checkVerdicts({ chunks: [raw], ...request, mta: deps.mxHost }),
+    ]);
+    return { parsed, verdicts };
+  }
   const listeners = new Set<CommittedListener>();
 
   async function ingest(message: IncomingMessage): Promise<IngestResult> {
@@ -69,25 +94,21 @@ export function createIngestService(deps: IngestDependencies) {
       recipients: message.recipients.map((route) => route.recipient),
       at: message.receivedAt,
     });
-    const contentHash = createHash('sha256');
-    for (const chunk of message.chunks) contentHash.update(chunk);
+    // The one in-memory copy of the message, shared with the analysis worker without copying.
+    const raw = Buffer.from(new SharedArrayBuffer(message.chunks.reduce((sum, chunk) => sum + chunk.length, 0)));
+    let offset = 0;
+    for (const chunk of message.chunks.splice(0)) offset += chunk.copy(raw, offset);
+    const contentSha256 = createHash('sha256').update(raw).digest('hex');
 
-    const [stored, parsed, verdicts] = await Promise.all([
-      deps.blobs.put(blobKey, [trace, ...message.chunks]),
-      parseMessage(message.chunks),
-      checkVerdicts({
-        chunks: message.chunks,
-        clientIp: message.clientIp,
-        helo: message.helo ?? '',
-        mailFrom: message.mailFrom ?? '',
-        mta: deps.mxHost,
-      }),
+    const [stored, { parsed, verdicts }] = await Promise.all([
+      deps.blobs.put(blobKey, [trace, raw]),
+      analyze(raw, message),
     ]);
     const prepared: PreparedMessage = {
       queueId,
       blobKey,
       rawSize: stored.size,
-      contentSha256: contentHash.digest('hex'),
+      contentSha256,
       mailFrom: message.mailFrom,
       helo: message.helo,
       clientIp: message.clientIp,
@@ -131,8 +152,11 @@ export function createIngestService(deps: IngestDependencies) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    /** Waits until every queued transaction has committed (used on shutdown). */
-    drain: () => committer.idle(),
+    /** Waits until every queued transaction has committed, then stops the workers (used on shutdown). */
+    async drain() {
+      await committer.idle();
+      await pool?.close();
+    },
   };
 }
 
