@@ -42,10 +42,7 @@ async function emailCount(): Promise<number> {
 async function storedBlobs(): Promise<string[]> {
   const root = join(server.dataDir, 'blobs');
   const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
-  // The blob store's own write-ahead journal is not a blob.
-  return entries
-    .filter((entry) => entry.isFile() && !entry.parentPath.includes('.journal'))
-    .map((entry) => join(entry.parentPath, entry.name));
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
 }
 
 function bodyOf(bytes: number): string {
