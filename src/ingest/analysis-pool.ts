@@ -3,8 +3,10 @@ import type { ParsedMessage } from './message-parser.ts';
 import type { Verdicts } from './verdicts.ts';
 
 export interface AnalysisRequest {
-  /** The message as the client sent it. */
+  /** The message as the client sent it: `length` bytes at `offset` of `buffer`. */
   buffer: SharedArrayBuffer;
+  offset: number;
+  length: number;
   clientIp: string;
   helo: string;
   mailFrom: string;

@@ -12,8 +12,16 @@ const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw);
 
 parentPort!.on(
   'message',
-  async (request: { id: number; buffer: SharedArrayBuffer; clientIp: string; helo: string; mailFrom: string }) => {
-    const chunks = [Buffer.from(request.buffer)];
+  async (request: {
+    id: number;
+    buffer: SharedArrayBuffer;
+    offset: number;
+    length: number;
+    clientIp: string;
+    helo: string;
+    mailFrom: string;
+  }) => {
+    const chunks = [Buffer.from(request.buffer, request.offset, request.length)];
     try {
       const [parsed, verdicts] = await Promise.all([
         parseMessage(chunks),

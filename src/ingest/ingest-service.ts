@@ -12,8 +12,11 @@ import { createVerdictChecker, type RawResolver } from './verdicts.ts';
 
 /** One message as SMTP received it, with the route decided for each accepted recipient. */
 export interface IncomingMessage {
-  /** The DATA bytes as received (dot-unstuffed); ingest moves them into one shared buffer and empties this list. */
-  chunks: Buffer[];
+  /**
+   * The DATA bytes as received (dot-unstuffed): the one copy of the message in memory. It lives in a
+   * SharedArrayBuffer so the analysis worker reads it without a copy.
+   */
+  raw: Buffer;
   mailFrom: string | null;
   helo: string | null;
   clientIp: string;
@@ -72,7 +75,9 @@ export function createIngestService(deps: IngestDependencies) {
       helo: message.helo ?? '',
       mailFrom: message.mailFrom ?? '',
     };
-    if (pool) return pool.analyze({ buffer: raw.buffer as SharedArrayBuffer, ...request });
+    if (pool && raw.buffer instanceof SharedArrayBuffer) {
+      return pool.analyze({ buffer: raw.buffer, offset: raw.byteOffset, length: raw.length, ...request });
+    }
     const [parsed, verdicts] = await Promise.all([
       parseMessage([raw]),
       checkVerdicts({ chunks: [raw], ...request, mta: deps.mxHost }),
@@ -94,10 +99,7 @@ export function createIngestService(deps: IngestDependencies) {
       recipients: message.recipients.map((route) => route.recipient),
       at: message.receivedAt,
     });
-    // The one in-memory copy of the message, shared with the analysis worker without copying.
-    const raw = Buffer.from(new SharedArrayBuffer(message.chunks.reduce((sum, chunk) => sum + chunk.length, 0)));
-    let offset = 0;
-    for (const chunk of message.chunks.splice(0)) offset += chunk.copy(raw, offset);
+    const raw = message.raw;
     const contentSha256 = createHash('sha256').update(raw).digest('hex');
 
     const [stored, { parsed, verdicts }] = await Promise.all([

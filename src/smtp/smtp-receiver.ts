@@ -82,26 +82,28 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     session: SMTPServerSession,
     done: (err?: Error | null, message?: string) => void,
   ) {
-    let chunks: Buffer[] = [];
+    // The message goes straight into memory that ingest and its worker threads share, so it is held once.
+    let shared: SharedArrayBuffer | undefined = new SharedArrayBuffer(0, { maxByteLength: options.maxMessageBytes });
     let size = 0;
     let oversized = false;
     stream.on('data', (chunk: Buffer) => {
-      if (oversized) return;
-      size += chunk.length;
-      if (size > options.maxMessageBytes) {
+      if (oversized || !shared) return;
+      if (size + chunk.length > options.maxMessageBytes) {
         // Keep reading to the end of DATA, but let go of what was held: the rest is discarded as it arrives.
         oversized = true;
-        chunks = [];
+        shared = undefined;
         return;
       }
-      chunks.push(chunk);
+      shared.grow(size + chunk.length);
+      chunk.copy(new Uint8Array(shared, size, chunk.length));
+      size += chunk.length;
     });
     stream.once('error', () => {
-      chunks = [];
+      shared = undefined;
       done(TEMPORARY_FAILURE());
     });
     stream.once('end', () => {
-      if (oversized || stream.sizeExceeded) {
+      if (oversized || stream.sizeExceeded || !shared) {
         done(smtpError(552, `5.3.4 Message size exceeds fixed maximum message size ${options.maxMessageBytes}`));
         return;
       }
@@ -111,7 +113,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       const mailFrom = session.envelope.mailFrom;
       options.ingest
         .ingest({
-          chunks,
+          raw: Buffer.from(shared, 0, size),
           mailFrom: mailFrom ? mailFrom.address : null,
           helo: session.hostNameAppearsAs || null,
           clientIp: session.remoteAddress,
