@@ -113,7 +113,7 @@ export function createHttpSender(guard: AddressGuard) {
         });
         response.on('end', done);
         response.on('error', done);
-        response.on('aborted', done);
+        response.on('close', done);
       });
       req.end(request.body);
     });
