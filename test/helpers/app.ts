@@ -41,7 +41,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     MX_HOST: 'mx.mailroom.test',
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE: 'true',
-    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '4' } : {}),
+    ...(TEST_DATABASE_URL
+      ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '4' }
+      : {}),
     ...env,
   });
   // Every unhandled error the server logs (what a client would see as a 500) fails the test file at close().
