@@ -62,9 +62,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     policy: createRetryPolicy(settings.retryScale),
     publicUrl: settings.publicUrl,
     userAgent,
-    readRaw: options.readRaw,
     now,
-    logger,
   });
   const worker = new DeliveryWorker({
     store,

@@ -71,17 +71,17 @@ export function attachmentDownloadUrl(publicUrl: string, emailId: string, index:
 }
 
 /**
- * The one builder of the `email.received` body, for real deliveries and endpoint tests alike. Attachment bytes are
- * never inlined: each attachment carries a `downloadUrl` instead. `raw` (the whole MIME text) is included only when
- * the caller has it and it fits; it is the first thing trimmed, then the header maps, then the sanitized HTML copy,
- * and last the bodies are cut short.
+ * The one builder of the `email.received` body, for real deliveries and endpoint tests alike. It is built from the
+ * stored email row alone. Attachment bytes are never inlined (each attachment carries a `downloadUrl`), and neither
+ * is the raw MIME (`parsedData.raw`): reading it back from the blob store on every delivery was the slowest step of
+ * a webhook, and the mail API serves it. Over 1 MB, the header maps go first, then the sanitized HTML copy and the
+ * text copy, and last the bodies are cut short.
  */
 export function buildEmailReceivedPayload(input: {
   email: PayloadEmail;
   endpoint: PayloadEndpoint;
   publicUrl: string;
   timestamp: Date;
-  raw?: string;
 }): BuiltPayload {
   const { email, endpoint, publicUrl } = input;
   const attachments = parseJson<StoredAttachment[]>(email.attachments_json, []).map((attachment, index) => ({
@@ -108,7 +108,6 @@ export function buildEmailReceivedPayload(input: {
     references: parseJson<string[]>(email.references_json, []),
     textBody: email.text_body,
     htmlBody: email.html_body,
-    ...(input.raw !== undefined ? { raw: input.raw } : {}),
     attachments,
     headers,
     priority: email.priority,
@@ -150,7 +149,6 @@ function fitUnderLimit(
   const trimmed: string[] = [];
   let body = JSON.stringify(payload);
   const steps: Array<[string, () => void]> = [
-    ['parsedData.raw', () => delete parsedData.raw],
     ['parsedData.headers', () => (parsedData.headers = {})],
     ['cleanedContent.headers', () => (cleanedContent.headers = {})],
     ['cleanedContent.html', () => (cleanedContent.html = null)],
@@ -158,7 +156,6 @@ function fitUnderLimit(
   ];
   for (const [field, trim] of steps) {
     if (Buffer.byteLength(body) < MAX_PAYLOAD_BYTES) return { body, trimmed };
-    if (field === 'parsedData.raw' && !('raw' in parsedData)) continue;
     trim();
     trimmed.push(field);
     body = JSON.stringify(payload);

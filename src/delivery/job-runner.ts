@@ -1,4 +1,3 @@
-import type { Logger } from '../core/index.ts';
 import type { Db, EmailsTable } from '../db/index.ts';
 import type { ForwardEmail, Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
@@ -6,9 +5,6 @@ import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './o
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 import type { DeliveryTargets, ForwardTarget, WebhookTarget } from './targets.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
-
-/** Raw MIME up to this size rides along as `parsedData.raw` when the message has no attachments. */
-const MAX_INLINE_RAW_BYTES = 256 * 1024;
 
 export interface JobRunnerDeps {
   db: Db;
@@ -19,9 +15,7 @@ export interface JobRunnerDeps {
   policy: RetryPolicy;
   publicUrl: string;
   userAgent: string;
-  readRaw(key: string): Promise<Buffer>;
   now(): Date;
-  logger: Logger;
 }
 
 /** Runs one claimed job: one attempt, recorded, then success, failure or the next due time. */
@@ -61,7 +55,6 @@ export class JobRunner {
 
   private async runWebhook(job: DeliveryJob, owner: string, email: EmailsTable, target: WebhookTarget): Promise<void> {
     const startedAt = this.deps.now();
-    const raw = await this.inlineRaw(email);
     const request = buildWebhookRequest({
       target,
       email,
@@ -69,7 +62,6 @@ export class JobRunner {
       timestamp: startedAt,
       publicUrl: this.deps.publicUrl,
       userAgent: this.deps.userAgent,
-      raw,
     });
     const outcome = await this.deps.http.post(request);
     const status = outcome.statusCode;
@@ -150,16 +142,6 @@ export class JobRunner {
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
     await this.deps.store.finishAttempt(job, owner, attempt, result);
-  }
-
-  private async inlineRaw(email: EmailsTable): Promise<string | undefined> {
-    if (email.attachment_count > 0 || email.raw_size > MAX_INLINE_RAW_BYTES) return undefined;
-    try {
-      return (await this.deps.readRaw(email.raw_blob_key)).toString('utf8');
-    } catch (error) {
-      this.deps.logger.warn({ err: error, emailId: email.id }, 'raw message unavailable for webhook payload');
-      return undefined;
-    }
   }
 }
 

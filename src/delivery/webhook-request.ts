@@ -11,7 +11,6 @@ export interface WebhookRequestInput {
   timestamp: Date;
   publicUrl: string;
   userAgent: string;
-  raw?: string;
   /** Sends to this URL instead of the target's (endpoint tests). */
   url?: string;
 }
@@ -30,7 +29,6 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
     endpoint: { id: target.id, name: target.name, type: 'webhook' },
     publicUrl: input.publicUrl,
     timestamp,
-    raw: input.raw,
   });
   const headers: Record<string, string> = {
     'user-agent': input.userAgent,

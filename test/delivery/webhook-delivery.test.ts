@@ -152,7 +152,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       },
     ]);
     assert.deepEqual(body.email.cleanedContent.attachments, body.email.parsedData.attachments);
-    assert.equal(body.email.parsedData.raw, undefined, 'a message with attachments never carries its raw bytes');
+    assert.equal(body.email.parsedData.raw, undefined, 'the raw MIME is never inlined');
     assert.doesNotMatch(request!.body, /attached bytes|YXR0YWNoZWQgYnl0ZXM/);
 
     const delivery = await waitForDelivery(api, emailId);

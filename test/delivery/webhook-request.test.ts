@@ -141,18 +141,16 @@ describe('email.received body', () => {
     assert.equal(body.email.threadId, 'thr_1');
   });
 
-  test('a body over 1 MB drops raw, then header maps, then the HTML copy, then cuts the bodies', () => {
+  test('a body over 1 MB drops the header maps, then the HTML and text copies, then cuts the bodies', () => {
     const big = 'x'.repeat(700_000);
     const built = buildEmailReceivedPayload({
       email: { ...email, text_body: big, html_body: big },
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       publicUrl: 'https://mail.example.test',
       timestamp,
-      raw: big,
     });
     assert.ok(Buffer.byteLength(built.body) < MAX_PAYLOAD_BYTES);
     assert.deepEqual(built.trimmed, [
-      'parsedData.raw',
       'parsedData.headers',
       'cleanedContent.headers',
       'cleanedContent.html',
