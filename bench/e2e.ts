@@ -64,6 +64,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
     MAILROOM_API_KEY: apiKey,
     DNS_SERVERS: dns.address,
     LOG_LEVEL: 'error',
+    // The production default; the test helper's small pool would make PostgreSQL the bottleneck.
+    DATABASE_POOL_SIZE: '10',
     ...options.env,
   });
   const mailroom = await startMailroom(installation.env, apiKey);

@@ -80,9 +80,16 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const channel = wakeupChannel(pg?.schema);
   let listener: ReturnType<typeof listenForWakeups> | undefined;
 
+  let notifyScheduled = false;
+  /** Wakes this process's worker now, and other processes with one NOTIFY for all commits of the same tick. */
   function jobsQueued(): void {
     worker.wake();
-    if (pg) notifyChannel(db, channel).catch((error) => logger.warn({ err: error }, 'delivery NOTIFY failed'));
+    if (!pg || notifyScheduled) return;
+    notifyScheduled = true;
+    setImmediate(() => {
+      notifyScheduled = false;
+      notifyChannel(db, channel, worker.owner).catch((error) => logger.warn({ err: error }, 'delivery NOTIFY failed'));
+    });
   }
 
   const service = new DeliveryService({
@@ -101,7 +108,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     jobsQueued,
     async start(): Promise<void> {
       if (pg) {
-        listener = listenForWakeups({ url: pg.url, channel, logger, onWake: () => worker.wake() });
+        listener = listenForWakeups({ url: pg.url, channel, self: worker.owner, logger, onWake: () => worker.wake() });
         await listener.ready;
       }
       worker.start();

@@ -191,7 +191,7 @@ export class OutboxStore {
   }
 }
 
-/** `pg_notify` wakes listening workers in other processes once the caller's transaction has committed. */
-export async function notifyChannel(db: Db, channel: string): Promise<void> {
-  await sql`select pg_notify(${channel}, '')`.execute(db);
+/** `pg_notify` wakes listening workers in other processes; `sender` lets the sending process skip its own. */
+export async function notifyChannel(db: Db, channel: string, sender: string): Promise<void> {
+  await sql`select pg_notify(${channel}, ${sender})`.execute(db);
 }

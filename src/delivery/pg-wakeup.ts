@@ -7,17 +7,27 @@ export function wakeupChannel(schema: string | undefined): string {
 }
 
 /**
- * A dedicated connection LISTENing for "jobs queued" from other processes. It reconnects after a dropped connection;
- * the worker's poll covers whatever was announced while it was away.
+ * A dedicated connection LISTENing for "jobs queued" from other processes. Each notification carries the sender's
+ * worker id, so a process ignores its own (it has woken its worker already). It reconnects after a dropped
+ * connection; the worker's poll covers whatever was announced while it was away.
  */
-export function listenForWakeups(options: { url: string; channel: string; logger: Logger; onWake: () => void }) {
+export function listenForWakeups(options: {
+  url: string;
+  channel: string;
+  /** This process's worker id: notifications it sent itself are skipped. */
+  self: string;
+  logger: Logger;
+  onWake: () => void;
+}) {
   let client: pg.Client | undefined;
   let closed = false;
   let retryTimer: NodeJS.Timeout | undefined;
 
   async function connect(): Promise<void> {
     const next = new pg.Client({ connectionString: options.url });
-    next.on('notification', () => options.onWake());
+    next.on('notification', (message) => {
+      if (message.payload !== options.self) options.onWake();
+    });
     next.on('error', (error) => {
       options.logger.warn({ err: error }, 'delivery wake-up connection lost');
       next.end().catch(() => {});
