@@ -2,9 +2,7 @@ import type { Clock } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
 import type { Db, DeliveriesTable } from '../db/index.ts';
 import { fromFlag } from '../db/index.ts';
-
-const DEFAULT_TIMEOUT_SECONDS = 30;
-const DEFAULT_RETRY_ATTEMPTS = 3;
+import { DEFAULT_RETRY_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS } from '../endpoints/index.ts';
 
 interface TargetBase {
   id: string;
