@@ -32,10 +32,14 @@ export class GroupCommitter {
     this.concurrency = options.concurrency ?? 1;
   }
 
-  run<T>(work: Work<T>): Promise<T> {
+  /**
+   * Queues `work` for the next commit. `othersComing` says more work is about to be queued (other messages are in
+   * flight): only then is an idle committer worth holding for a moment, so that they share the commit.
+   */
+  run<T>(work: Work<T>, options: { othersComing?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve, reject } as Pending<unknown>);
-      this.pump();
+      this.pump(options.othersComing ?? true);
     });
   }
 
@@ -45,8 +49,8 @@ export class GroupCommitter {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private pump() {
-    if (this.running === 0 && this.queue.length < this.maxBatch) {
+  private pump(gather: boolean) {
+    if (gather && this.running === 0 && this.queue.length < this.maxBatch) {
       // Nothing is committing: give messages finishing at about the same time a moment to join this commit.
       if (!this.gathering) {
         this.gathering = setTimeout(() => {
@@ -56,6 +60,8 @@ export class GroupCommitter {
       }
       return;
     }
+    clearTimeout(this.gathering);
+    this.gathering = undefined;
     this.flush();
   }
 

@@ -86,7 +86,18 @@ export function createIngestService(deps: IngestDependencies) {
   }
   const listeners = new Set<CommittedListener>();
 
+  let inFlight = 0;
+
   async function ingest(message: IncomingMessage): Promise<IngestResult> {
+    inFlight++;
+    try {
+      return await store(message);
+    } finally {
+      inFlight--;
+    }
+  }
+
+  async function store(message: IncomingMessage): Promise<IngestResult> {
     const queueId = newId('msg', message.receivedAt.getTime());
     const blobKey = blobKeyFor(queueId, message.receivedAt);
     const trace = receivedHeader({
@@ -122,7 +133,7 @@ export function createIngestService(deps: IngestDependencies) {
 
     let emails: WrittenEmail[];
     try {
-      emails = await committer.run((trx) => writeMessage(trx, prepared));
+      emails = await committer.run((trx) => writeMessage(trx, prepared), { othersComing: inFlight > 1 });
     } catch (error) {
       await deps.blobs.delete(blobKey).catch(() => {});
       throw error;
