@@ -5,9 +5,9 @@ import type { Readable } from 'node:stream';
 import { assertSafeKey, type BlobBody, BlobNotFound, type BlobStore, type ListedBlob } from './blob-store.ts';
 
 /**
- * Blobs as files under one directory. A put creates the file under its final name, fsyncs it, then fsyncs its
- * directory so the entry itself is durable; only then does it resolve. Directory fsyncs are shared: one that starts
- * after a file was created covers it, so concurrent puts into one directory wait for a single directory fsync.
+ * Blobs as files under one directory. A put creates the file under its final name, fsyncs it and fsyncs its
+ * directory (so the entry itself is durable), the two in parallel; only then does it resolve. Directory fsyncs are
+ * shared: one that starts after a file was created covers it, so concurrent puts into one directory share one.
  * A crash mid-put can leave a partial file, but never one a stored email refers to (rows are committed only after
  * put resolved), and ingest's start-up recovery deletes blobs that no row refers to.
  */
@@ -62,6 +62,14 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       const hash = createHash('sha256');
       let size = 0;
       const handle = await open(path, 'wx');
+      let sync = dirSyncs.get(dir);
+      if (!sync) {
+        sync = new DirSync(() => syncDir(dir));
+        dirSyncs.set(dir, sync);
+      }
+      // The entry exists from the open on, so the directory fsync can run while the data is written and fsynced.
+      const entryDurable = sync.covering();
+      entryDurable.catch(() => {});
       try {
         if (Buffer.isBuffer(body) || Array.isArray(body)) {
           const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
@@ -85,12 +93,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
         throw error;
       }
       await handle.close();
-      let sync = dirSyncs.get(dir);
-      if (!sync) {
-        sync = new DirSync(() => syncDir(dir));
-        dirSyncs.set(dir, sync);
-      }
-      await sync.covering();
+      await entryDurable;
       return { size, sha256: hash.digest('hex') };
     },
     get: (key) => openForRead(key),
