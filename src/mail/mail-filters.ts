@@ -1,7 +1,7 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/index.ts';
 import { parseSearch, searchWords } from './search-query.ts';
-import { addressCondition, type SqlDialect, type SqliteMatchMode, textConditions } from './search-sql.ts';
+import { addressCondition, type SqlDialect, type SqlitePlan, textConditions } from './search-sql.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
@@ -51,13 +51,13 @@ function addressConditions(
   dialect: SqlDialect,
   eb: EmailsBuilder,
   address: string,
-  mode: SqliteMatchMode,
+  plan: SqlitePlan,
 ): Expression<SqlBool>[] {
   const words = searchWords(address);
   if (words.length === 0) return [sql<SqlBool>`1 = 0`];
   const needle = JSON.stringify({ address }).slice(1, -1);
   return [
-    addressCondition(dialect, words, mode),
+    addressCondition(dialect, words, plan),
     eb.or([
       sql<SqlBool>`lower(emails.from_address) = ${address}`,
       eb('emails.recipient', '=', address),
@@ -74,16 +74,22 @@ export function usesSearchIndex(filter: MailFilter): boolean {
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some((term) => !term.negated);
 }
 
+/** Whether the filter only wants recent mail (a time range or `after:`), which is where a newest-first walk starts. */
+export function wantsRecentMail(filter: MailFilter): boolean {
+  if (filter.timeRange) return true;
+  return Boolean(filter.search?.trim()) && parseSearch(filter.search!).filters.some((f) => f.kind === 'after');
+}
+
 /**
  * Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates).
- * `mode` says how SQLite reaches the index (see SqliteMatchMode).
+ * `plan` says which side SQLite starts from (see SqlitePlan).
  */
 export function mailConditions(
   dialect: SqlDialect,
   accountId: string,
   filter: MailFilter,
   now: number,
-  mode: SqliteMatchMode = 'scan',
+  plan: SqlitePlan = 'matches-first',
 ): (eb: EmailsBuilder) => Expression<SqlBool>[] {
   const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
   const address = filter.emailAddress?.trim().toLowerCase();
@@ -91,7 +97,7 @@ export function mailConditions(
   return (eb) => {
     // SQLite has no statistics to tell it that a word is rarer than an account's mail; with the account test kept
     // off its index (unary +), a search starts from the FTS5 matches and looks the emails up by rowid.
-    const searchLeads = dialect === 'sqlite' && mode === 'scan' && usesSearchIndex(filter);
+    const searchLeads = dialect === 'sqlite' && plan === 'matches-first' && usesSearchIndex(filter);
     const conditions: Expression<SqlBool>[] = [
       searchLeads ? sql<SqlBool>`+emails.account_id = ${accountId}` : eb('emails.account_id', '=', accountId),
     ];
@@ -121,11 +127,11 @@ export function mailConditions(
         ),
       );
     }
-    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address, mode));
+    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address, plan));
     if (filter.ids) conditions.push(filter.ids.length > 0 ? eb('emails.id', 'in', filter.ids) : sql<SqlBool>`1 = 0`);
     if (filter.threadId) conditions.push(eb('emails.thread_id', '=', filter.threadId));
     if (search) {
-      conditions.push(...textConditions(dialect, search.terms, mode));
+      conditions.push(...textConditions(dialect, search.terms, plan));
       for (const condition of search.filters) {
         if (condition.kind === 'attachment') {
           conditions.push(eb('emails.attachment_count', condition.value ? '>' : '=', 0));

@@ -3,7 +3,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
-import { type MailFilter, mailConditions, usesSearchIndex } from './mail-filters.ts';
+import { type MailFilter, mailConditions, usesSearchIndex, wantsRecentMail } from './mail-filters.ts';
 import {
   checkE2Reply,
   checkReply,
@@ -12,7 +12,7 @@ import {
   type StateChange,
   type ValidatedReply,
 } from './mail-input.ts';
-import type { SqlDialect, SqliteMatchMode } from './search-sql.ts';
+import type { SqlDialect, SqlitePlan } from './search-sql.ts';
 import {
   type AttachmentInfo,
   EMAIL_COLUMNS,
@@ -107,17 +107,19 @@ export class MailService {
   ): Promise<MailList> {
     const resolved = await this.#resolve(accountId, filter);
     const now = this.#clock.now().getTime();
-    const query = (mode: SqliteMatchMode) =>
+    const query = (plan: SqlitePlan) =>
       this.#db
         .selectFrom('emails')
-        .where((eb) => eb.and(mailConditions(this.#dialect, accountId, resolved, now, mode)(eb)));
+        .where((eb) => eb.and(mailConditions(this.#dialect, accountId, resolved, now, plan)(eb)));
     let total: number;
     let totalIsExact = true;
-    let mode: SqliteMatchMode = 'scan';
+    let plan: SqlitePlan = 'matches-first';
     if (usesSearchIndex(resolved)) {
+      // Matches come out of FTS5 oldest first, so a count limited to recent mail starts from the newest instead.
+      const countPlan: SqlitePlan = wantsRecentMail(resolved) ? 'newest-first' : 'matches-first';
       const counted = await this.#db
         .selectFrom(
-          query('scan')
+          query(countPlan)
             .select('emails.id')
             .limit(COUNT_LIMIT + 1)
             .as('matches'),
@@ -126,27 +128,38 @@ export class MailService {
         .executeTakeFirstOrThrow();
       totalIsExact = Number(counted.total) <= COUNT_LIMIT;
       total = Math.min(Number(counted.total), COUNT_LIMIT);
-      // Many matches: walking the newest emails and asking the index about each finds a page sooner.
-      if (!totalIsExact) mode = 'probe';
+      // Many matches: walking the newest emails finds a page sooner than sorting every match.
+      if (!totalIsExact) plan = 'newest-first';
     } else {
-      const counted = await query('scan')
+      const counted = await query('matches-first')
         .select((eb) => eb.fn.countAll().as('total'))
         .executeTakeFirstOrThrow();
       total = Number(counted.total);
     }
-    const rows = await query(mode)
-      .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
-      .select(PREVIEW_HEADS)
+    // The page's ids first: sorting narrow rows is cheap, and only the page's rows are read in full.
+    const pageIds = await query(plan)
+      .select('emails.id')
       .orderBy('emails.received_at', 'desc')
       .orderBy('emails.id', 'desc')
       .limit(page.limit + 1)
       .offset(page.offset)
       .execute();
+    const ids = pageIds.slice(0, page.limit).map((row) => row.id);
+    const rows =
+      ids.length === 0
+        ? []
+        : await this.#db
+            .selectFrom('emails')
+            .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
+            .select(PREVIEW_HEADS)
+            .where('emails.id', 'in', ids)
+            .execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
     return {
-      emails: rows.slice(0, page.limit).map(toSummary),
+      emails: ids.map((id) => toSummary(byId.get(id)!)),
       total,
       totalIsExact,
-      hasMore: rows.length > page.limit,
+      hasMore: pageIds.length > page.limit,
     };
   }
 

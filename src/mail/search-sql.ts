@@ -45,40 +45,46 @@ function pgMatch({ fields, words, prefix }: WordMatch): string {
 }
 
 /**
- * How SQLite joins a match to the emails: `scan` reads every match from FTS5 and looks each email up by rowid
- * (best when matches are few); `probe` asks FTS5 about one rowid at a time (best when walking the newest emails of
- * a broad match, or for a negated term). PostgreSQL's planner makes this choice itself.
+ * Which side SQLite starts from: `matches-first` reads the FTS5 matches and looks each email up by rowid (best when
+ * matches are few); `newest-first` walks the account's newest emails and keeps those in the match list (best when
+ * matches are many, as the page fills after a short walk). PostgreSQL's planner makes this choice itself.
  */
-export type SqliteMatchMode = 'scan' | 'probe';
+export type SqlitePlan = 'matches-first' | 'newest-first';
 
-function indexMatch(
+function inIndex(
   dialect: SqlDialect,
-  matches: WordMatch[],
-  join: 'and' | 'or',
-  mode: SqliteMatchMode,
+  positive: WordMatch[],
+  negative: WordMatch[],
+  plan: SqlitePlan,
 ): RawBuilder<SqlBool> {
   if (dialect === 'sqlite') {
-    const expression = matches.map(ftsMatch).join(join === 'and' ? ' AND ' : ' OR ');
-    return mode === 'scan'
-      ? sql<SqlBool>`emails.rowid in (select rowid from emails_fts where emails_fts match ${expression})`
-      : sql<SqlBool>`exists (select 1 from emails_fts where emails_fts match ${expression} and emails_fts.rowid = emails.rowid)`;
+    // FTS5 applies NOT while merging its lists, far cheaper than testing each email against the negated words.
+    const any = (matches: WordMatch[]) => `(${matches.map(ftsMatch).join(' OR ')})`;
+    const expression =
+      positive.length > 0
+        ? `(${positive.map(ftsMatch).join(' AND ')})${negative.length > 0 ? ` NOT ${any(negative)}` : ''}`
+        : any(negative);
+    // Unary + keeps SQLite from driving the query by rowid, so it walks the newest emails instead.
+    const rowid = sql.raw(plan === 'newest-first' ? '+emails.rowid' : 'emails.rowid');
+    const matching = sql<SqlBool>`${rowid} in (select rowid from emails_fts where emails_fts match ${expression})`;
+    return positive.length > 0 ? matching : sql<SqlBool>`not (${matching})`;
   }
-  const query = matches.map(pgMatch).join(join === 'and' ? ' & ' : ' | ');
-  return sql<SqlBool>`emails.search_vector @@ to_tsquery('simple', ${query})`;
+  if (positive.length === 0) {
+    return sql<SqlBool>`not (emails.search_vector @@ to_tsquery('simple', ${negative.map(pgMatch).join(' | ')}))`;
+  }
+  const negated = negative.length > 0 ? [`!(${negative.map(pgMatch).join(' | ')})`] : [];
+  return sql<SqlBool>`emails.search_vector @@ to_tsquery('simple', ${[...positive.map(pgMatch), ...negated].join(' & ')})`;
 }
 
-/** The conditions the text terms of a search add: all positive terms match, and no negated one does. */
-export function textConditions(dialect: SqlDialect, terms: TextTerm[], mode: SqliteMatchMode): RawBuilder<SqlBool>[] {
+/** The condition the text terms of a search add: all positive terms match, and no negated one does. */
+export function textConditions(dialect: SqlDialect, terms: TextTerm[], plan: SqlitePlan): RawBuilder<SqlBool>[] {
   const toMatch = (term: TextTerm): WordMatch => ({ fields: [term.field], words: term.words, prefix: term.prefix });
   const positive = terms.filter((term) => !term.negated).map(toMatch);
   const negative = terms.filter((term) => term.negated).map(toMatch);
-  const conditions: RawBuilder<SqlBool>[] = [];
-  if (positive.length > 0) conditions.push(indexMatch(dialect, positive, 'and', mode));
-  if (negative.length > 0) conditions.push(sql<SqlBool>`not (${indexMatch(dialect, negative, 'or', 'probe')})`);
-  return conditions;
+  return positive.length + negative.length > 0 ? [inIndex(dialect, positive, negative, plan)] : [];
 }
 
 /** Narrows to emails whose sender or recipients contain the address's words in order (checked exactly after). */
-export function addressCondition(dialect: SqlDialect, words: string[], mode: SqliteMatchMode): RawBuilder<SqlBool> {
-  return indexMatch(dialect, [{ fields: ['sender', 'recipients'], words, prefix: false }], 'and', mode);
+export function addressCondition(dialect: SqlDialect, words: string[], plan: SqlitePlan): RawBuilder<SqlBool> {
+  return inIndex(dialect, [{ fields: ['sender', 'recipients'], words, prefix: false }], [], plan);
 }
