@@ -86,7 +86,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     analysisWorkers: config.smtp.ingestWorkers,
     logger,
     mxHost: config.mxHost,
-    commitConcurrency: database.kind === 'sqlite' ? 1 : 4,
+    // SQLite has one writer; PostgreSQL commits in parallel, leaving two pooled connections for everything else.
+    commitConcurrency: config.database.kind === 'postgres' ? Math.max(1, config.database.poolSize - 2) : 1,
   });
   const smtp = createSmtpReceiver({
     router,
