@@ -4,8 +4,8 @@ import { Invalid } from '../core/index.ts';
 export type SearchField = 'any' | 'subject' | 'sender' | 'recipients';
 
 /**
- * Words of one search term. Unquoted terms match words that start with the last word typed (`invo` finds
- * `invoice`); quoted phrases match whole words only. Several words must appear next to each other, in order.
+ * Words of one search term. An unquoted single word matches words that start with it (`invo` finds `invoice`);
+ * quoted phrases and several-word values (`alice@acme.test`) match whole words, next to each other and in order.
  */
 export interface TextTerm {
   field: SearchField;
@@ -97,7 +97,8 @@ export function parseSearch(input: string): SearchQuery {
     const text = field || !operator ? value : `${operator}:${value}`;
     const words = searchWords(text);
     if (words.length === 0) continue;
-    query.terms.push({ field: field ?? 'any', words, prefix: !quoted, negated });
+    // A value of several words (an address, a dotted name) is taken as typed in full; a single word may be cut short.
+    query.terms.push({ field: field ?? 'any', words, prefix: !quoted && words.length === 1, negated });
   }
   return query;
 }

@@ -88,6 +88,8 @@ const TABLE: Array<[string, string[]]> = [
   ['from:alice', ['S1', 'S6']],
   ['from:acme', ['S1', 'S3', 'S6']],
   ['from:alice@acme.test', ['S1', 'S6']],
+  ['from:alice@acme.tes', []],
+  ['from:ali', ['S1', 'S6']],
   ['from:"alice anders"', ['S1']],
   ['to:support', ['S2', 'S6']],
   ['to:inbox', ['S1', 'S3', 'S4', 'S5', 'S7']],
