@@ -26,7 +26,9 @@ export async function createInstallation(extra: Record<string, string> = {}) {
     MX_HOST: 'mx.mailroom.test',
     LOG_LEVEL: 'warn',
     WEBHOOK_ALLOW_PRIVATE: 'true',
-    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '4' } : {}),
+    ...(TEST_DATABASE_URL
+      ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '4' }
+      : {}),
     ...extra,
   };
   return {
