@@ -1,27 +1,47 @@
-import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { SqliteDialect } from 'kysely';
+
+/** Distinct SQL texts kept prepared; Kysely builds the same few hundred texts over and over. */
+const STATEMENT_CACHE_SIZE = 500;
 
 /**
  * Kysely ships no dialect for `node:sqlite`, but its better-sqlite3 dialect only needs a database object with
  * `prepare()` and `close()`. This adapter gives it that shape. node:sqlite rows have a null prototype, so they
  * are copied into plain objects; parameters arrive from Kysely as an array and node:sqlite wants them spread.
+ * Prepared statements are cached by SQL text: preparing costs more than running most of our queries.
  */
 export function createSqliteDialect(database: DatabaseSync): SqliteDialect {
+  const cache = new Map<string, { statement: StatementSync; reader: boolean }>();
+  const prepared = (sql: string) => {
+    let entry = cache.get(sql);
+    if (!entry) {
+      const statement = database.prepare(sql);
+      entry = { statement, reader: statement.columns().length > 0 };
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      cache.set(sql, entry);
+    }
+    return entry;
+  };
+  const plain = (row: unknown) => ({ ...(row as object) });
   return new SqliteDialect({
     database: {
-      close: () => database.close(),
+      close: () => {
+        cache.clear();
+        database.close();
+      },
       prepare(sql: string) {
-        const statement = database.prepare(sql);
-        const plain = (row: unknown) => ({ ...(row as object) });
+        const { statement, reader } = prepared(sql);
         return {
-          reader: statement.columns().length > 0,
+          reader,
           all: (parameters: ReadonlyArray<unknown>) => statement.all(...(parameters as SQLInputValue[])).map(plain),
           run: (parameters: ReadonlyArray<unknown>) => {
             const result = statement.run(...(parameters as SQLInputValue[]));
             return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
           },
+          // A stream may be interleaved with other queries, so it gets a statement of its own.
           *iterate(parameters: ReadonlyArray<unknown>) {
-            for (const row of statement.iterate(...(parameters as SQLInputValue[]))) yield plain(row);
+            const own = database.prepare(sql);
+            for (const row of own.iterate(...(parameters as SQLInputValue[]))) yield plain(row);
           },
         };
       },
