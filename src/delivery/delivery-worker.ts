@@ -14,9 +14,10 @@ export interface WorkerSettings {
 
 /**
  * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as each
- * finishes. It sleeps until the earliest due job or `pollMs`, whichever is sooner, and `wake()` (called on commit in
- * this process, and on NOTIFY from others) cuts the sleep short. Leases of jobs in flight are renewed every third of
- * the lease, so only a dead (or frozen) worker's jobs are ever taken over.
+ * finishes. `wake()` (called on commit in this process, and on NOTIFY from others) makes it look at once. Between
+ * wake-ups it sleeps until the earliest retry it scheduled itself or `pollMs`, whichever is sooner; each poll also
+ * asks the database for the earliest due job (other processes' retries, expired leases). Leases of jobs in flight
+ * are renewed every third of the lease, so only a dead (or frozen) worker's jobs are ever taken over.
  */
 export class DeliveryWorker {
   /** Unique per process start: a restarted process must not inherit its dead predecessor's leases. */
@@ -30,6 +31,10 @@ export class DeliveryWorker {
   private pumping = false;
   private pumpAgain = false;
   private stopped = true;
+  /** Set by start and the poll timer: the next look also asks the database when the earliest job is due. */
+  private lookAhead = true;
+  /** The earliest retry this worker scheduled, in ms since the epoch. */
+  private nextRetryAt: number | undefined;
   private sleepTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
 
@@ -50,6 +55,7 @@ export class DeliveryWorker {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.lookAhead = true;
     this.heartbeat = setInterval(
       () => {
         this.store
@@ -90,9 +96,12 @@ export class DeliveryWorker {
           }
         }
       } while (this.pumpAgain && !this.stopped);
-      if (drained && !this.stopped) {
-        const next = await this.store.nextDueAt();
-        if (next) sleepMs = Math.min(sleepMs, Math.max(0, next.getTime() - this.now().getTime()));
+      if (drained && !this.stopped && this.lookAhead) {
+        this.lookAhead = false;
+        this.nextRetryAt = (await this.store.nextDueAt())?.getTime();
+      }
+      if (this.nextRetryAt !== undefined) {
+        sleepMs = Math.min(sleepMs, Math.max(0, this.nextRetryAt - this.now().getTime()));
       }
     } catch (error) {
       if (!this.stopped) this.logger.error({ err: error }, 'delivery worker could not claim jobs');
@@ -102,13 +111,23 @@ export class DeliveryWorker {
     if (this.stopped) return;
     if (this.pumpAgain) return this.wake();
     // Finishing jobs wake the worker, so a full worker only needs the timer as a fallback.
-    this.sleepTimer = setTimeout(() => this.wake(), Math.max(1, sleepMs));
+    this.sleepTimer = setTimeout(
+      () => {
+        this.lookAhead = true;
+        this.wake();
+      },
+      Math.max(1, sleepMs),
+    );
     this.sleepTimer.unref();
   }
 
   private launch(job: DeliveryJob): void {
     const running = this.runner
       .run(job, this.owner)
+      .then((retryAt) => {
+        const at = retryAt?.getTime();
+        if (at !== undefined && (this.nextRetryAt === undefined || at < this.nextRetryAt)) this.nextRetryAt = at;
+      })
       .catch((error) => {
         // After stop() the job was handed back and the database may be closing: the next owner retries it.
         const log = this.stopped ? this.logger.warn.bind(this.logger) : this.logger.error.bind(this.logger);

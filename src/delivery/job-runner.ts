@@ -18,7 +18,10 @@ export interface JobRunnerDeps {
   now(): Date;
 }
 
-/** Runs one claimed job: one attempt, recorded, then success, failure or the next due time. */
+/**
+ * Runs one claimed job: one attempt, recorded, then success, failure or the next due time. `run` resolves to that
+ * next due time when the job will be tried again, so the worker knows when to look without asking the database.
+ */
 export class JobRunner {
   private readonly deps: JobRunnerDeps;
 
@@ -26,17 +29,22 @@ export class JobRunner {
     this.deps = deps;
   }
 
-  async run(job: DeliveryJob, owner: string): Promise<void> {
+  async run(job: DeliveryJob, owner: string): Promise<Date | undefined> {
     const { store, targets, db } = this.deps;
     const [email, target] = await Promise.all([
       db.selectFrom('emails').selectAll().where('id', '=', job.email_id).executeTakeFirst(),
       targets.load(job),
     ]);
-    if (!email) return store.abandon(job, owner, 'Email not found', this.deps.now());
-    if (!target) return store.abandon(job, owner, 'Endpoint not found', this.deps.now());
-    if (!target.isActive) return store.abandon(job, owner, 'Endpoint is inactive', this.deps.now());
-    if (target.kind === 'webhook') return this.runWebhook(job, owner, email, target);
-    return this.runForward(job, owner, email, target);
+    if (!email || !target?.isActive) {
+      const reason = !email ? 'Email not found' : !target ? 'Endpoint not found' : 'Endpoint is inactive';
+      await store.abandon(job, owner, reason, this.deps.now());
+      return undefined;
+    }
+    const result =
+      target.kind === 'webhook'
+        ? await this.runWebhook(job, owner, email, target)
+        : await this.runForward(job, owner, email, target);
+    return result.status === 'retry' ? result.at : undefined;
   }
 
   /** Whether the attempt being recorded leaves room for another under the target's `retryAttempts`. */
@@ -53,7 +61,12 @@ export class JobRunner {
     return { status: 'retry', at: new Date(startedAt.getTime() + durationMs + delay) };
   }
 
-  private async runWebhook(job: DeliveryJob, owner: string, email: EmailsTable, target: WebhookTarget): Promise<void> {
+  private async runWebhook(
+    job: DeliveryJob,
+    owner: string,
+    email: EmailsTable,
+    target: WebhookTarget,
+  ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
     const request = buildWebhookRequest({
       target,
@@ -94,9 +107,15 @@ export class JobRunner {
       result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
     }
     await this.deps.store.finishAttempt(job, owner, attempt, result);
+    return result;
   }
 
-  private async runForward(job: DeliveryJob, owner: string, email: EmailsTable, target: ForwardTarget): Promise<void> {
+  private async runForward(
+    job: DeliveryJob,
+    owner: string,
+    email: EmailsTable,
+    target: ForwardTarget,
+  ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
     const started = performance.now();
     const previous = job.attempts > 0 ? await this.deps.store.lastRecipients(job.id) : null;
@@ -142,6 +161,7 @@ export class JobRunner {
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
     await this.deps.store.finishAttempt(job, owner, attempt, result);
+    return result;
   }
 }
 
