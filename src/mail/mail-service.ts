@@ -137,13 +137,25 @@ export class MailService {
       total = Number(counted.total);
     }
     // The page's ids first: sorting narrow rows is cheap, and only the page's rows are read in full.
-    const pageIds = await query(plan)
-      .select('emails.id')
-      .orderBy('emails.received_at', 'desc')
-      .orderBy('emails.id', 'desc')
-      .limit(page.limit + 1)
-      .offset(page.offset)
-      .execute();
+    const fewPostgresMatches = this.#dialect === 'postgres' && usesSearchIndex(resolved) && totalIsExact;
+    const pageIds = fewPostgresMatches
+      ? // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
+        // it reads the GIN matches and sorts them instead.
+        await this.#db
+          .selectFrom(query(plan).select(['emails.id', 'emails.received_at']).offset(0).as('matches'))
+          .select('matches.id')
+          .orderBy('matches.received_at', 'desc')
+          .orderBy('matches.id', 'desc')
+          .limit(page.limit + 1)
+          .offset(page.offset)
+          .execute()
+      : await query(plan)
+          .select('emails.id')
+          .orderBy('emails.received_at', 'desc')
+          .orderBy('emails.id', 'desc')
+          .limit(page.limit + 1)
+          .offset(page.offset)
+          .execute();
     const ids = pageIds.slice(0, page.limit).map((row) => row.id);
     const rows =
       ids.length === 0
