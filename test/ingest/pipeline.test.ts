@@ -5,7 +5,7 @@ import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { createAddress, insertEndpoint } from '../smtp/mail-setup.ts';
+import { createAddress, createEndpoint } from '../smtp/mail-setup.ts';
 
 let dns: DnsServer;
 let server: TestApp;
@@ -21,10 +21,10 @@ before(async () => {
   server = await startTestApp({ DNS_SERVERS: dns.address });
   api = apiClient(server.baseUrl, server.apiKey);
   const { id: domainId } = await createVerifiedDomain(api, dns, 'pipeline.test');
-  webhookEndpoint = await insertEndpoint(server, 'webhook');
-  forwardEndpoint = await insertEndpoint(server, 'email');
-  groupEndpoint = await insertEndpoint(server, 'email_group');
-  inactiveEndpoint = await insertEndpoint(server, 'webhook', { isActive: false });
+  webhookEndpoint = await createEndpoint(api, 'webhook');
+  forwardEndpoint = await createEndpoint(api, 'email');
+  groupEndpoint = await createEndpoint(api, 'email_group');
+  inactiveEndpoint = await createEndpoint(api, 'webhook', { isActive: false });
   await createAddress(api, 'hook@pipeline.test', domainId, { endpointId: webhookEndpoint });
   await createAddress(api, 'forward@pipeline.test', domainId, { endpointId: forwardEndpoint });
   await createAddress(api, 'group@pipeline.test', domainId, { endpointId: groupEndpoint });
