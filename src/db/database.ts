@@ -1,8 +1,7 @@
-import { promises as fs, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { FileMigrationProvider, Migrator } from 'kysely/migration';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/index.ts';
 import type { Database } from './schema.ts';
@@ -13,8 +12,6 @@ export type Db = Kysely<Database>;
 export interface DatabaseHandle {
   db: Db;
   kind: DatabaseConfig['kind'];
-  /** The PostgreSQL schema this installation lives in (DATABASE_SCHEMA), if not the default. */
-  schema?: string;
   /** Throws unless the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -26,7 +23,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
   return {
     db,
     kind: config.kind,
-    schema: config.kind === 'postgres' ? config.schema : undefined,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -61,22 +57,4 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
   return new PostgresDialect({ pool });
-}
-
-/** Applies every pending migration. Safe to run from several processes at once (Kysely takes a lock). */
-export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
-  const migrator = new Migrator({
-    db: handle.db,
-    provider: new FileMigrationProvider({
-      fs,
-      path: { join },
-      migrationFolder: join(import.meta.dirname, 'migrations'),
-    }),
-    // Kysely looks for its migration tables in every schema unless told which: another installation's tables on the
-    // same server would make it skip creating its own.
-    ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

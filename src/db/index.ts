@@ -1,3 +1,4 @@
-export { type DatabaseHandle, type Db, migrateToLatest, openDatabase } from './database.ts';
+export { type DatabaseHandle, type Db, openDatabase } from './database.ts';
 export { fromFlag, toFlag } from './flags.ts';
+export { migrateToLatest } from './migrate.ts';
 export type * from './schema.ts';

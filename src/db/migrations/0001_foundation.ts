@@ -111,9 +111,3 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('email_addresses_domain').on('email_addresses').column('domain_id').execute();
   await db.schema.createIndex('email_addresses_endpoint').on('email_addresses').column('endpoint_id').execute();
 }
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['email_addresses', 'webhooks', 'endpoints', 'dns_records', 'domains', 'api_keys', 'accounts']) {
-    await db.schema.dropTable(table).execute();
-  }
-}

@@ -116,9 +116,3 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('delivery_attempts_delivery').on('delivery_attempts').column('delivery_id').execute();
 }
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['delivery_attempts', 'deliveries', 'emails', 'threads']) {
-    await db.schema.dropTable(table).execute();
-  }
-}

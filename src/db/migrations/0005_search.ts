@@ -90,17 +90,3 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )
     .execute(db);
 }
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  if (isPostgres(db)) {
-    await sql.raw('DROP INDEX emails_search').execute(db);
-    await sql.raw('ALTER TABLE emails DROP COLUMN search_vector').execute(db);
-  } else {
-    for (const trigger of ['emails_fts_insert', 'emails_fts_delete', 'emails_fts_update']) {
-      await sql.raw(`DROP TRIGGER ${trigger}`).execute(db);
-    }
-    await sql.raw('DROP TABLE emails_fts').execute(db);
-  }
-  await db.schema.dropIndex('emails_account_domain_received').execute();
-  await db.schema.dropIndex('emails_account_archived_received').execute();
-}

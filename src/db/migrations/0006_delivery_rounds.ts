@@ -11,8 +11,3 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('deliveries_account_status').on('deliveries').columns(['account_id', 'status']).execute();
 }
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex('deliveries_account_status').execute();
-  await db.schema.alterTable('deliveries').dropColumn('round_start_attempt').execute();
-}

@@ -1,0 +1,86 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Kysely, sql } from 'kysely';
+import type { DatabaseHandle } from './database.ts';
+
+interface Migration {
+  name: string;
+  up(db: Kysely<unknown>): Promise<void>;
+}
+
+interface MigrationsTable {
+  mailroom_migrations: { name: string; applied_at: string };
+}
+
+const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
+
+/** Every `NNNN_name.ts` in migrations/, in name order: one list for SQLite and PostgreSQL. */
+async function loadMigrations(): Promise<Migration[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d{4}_[\w-]+\.ts$/.test(file)).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const module = (await import(join(MIGRATIONS_DIR, file))) as Pick<Migration, 'up'>;
+      return { name: file.replace(/\.ts$/, ''), up: module.up };
+    }),
+  );
+}
+
+/**
+ * Applies every pending migration and returns the names applied. Each migration runs in its own transaction that
+ * first takes a lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock for the schema) and re-reads what is
+ * applied, so several processes starting at once apply each migration exactly once. Only the installation's own
+ * schema is ever looked at, so other installations on the same server cannot disturb it.
+ */
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const migrations = await loadMigrations();
+  const db = handle.db as unknown as Kysely<MigrationsTable>;
+  return db.connection().execute(async (connection) => {
+    const begin = async () => {
+      if (handle.kind === 'sqlite') {
+        await sql`begin immediate`.execute(connection);
+      } else {
+        await sql`begin`.execute(connection);
+        await sql`select pg_advisory_xact_lock(hashtext(current_schema()))`.execute(connection);
+      }
+    };
+    const inLockedTransaction = async <T>(work: () => Promise<T>): Promise<T> => {
+      await begin();
+      try {
+        const result = await work();
+        await sql`commit`.execute(connection);
+        return result;
+      } catch (error) {
+        await sql`rollback`.execute(connection);
+        throw error;
+      }
+    };
+
+    await inLockedTransaction(() =>
+      connection.schema
+        .createTable('mailroom_migrations')
+        .ifNotExists()
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('applied_at', 'text', (c) => c.notNull())
+        .execute(),
+    );
+    const applied: string[] = [];
+    for (const migration of migrations) {
+      const ran = await inLockedTransaction(async () => {
+        const done = await connection
+          .selectFrom('mailroom_migrations')
+          .select('name')
+          .where('name', '=', migration.name)
+          .executeTakeFirst();
+        if (done) return false;
+        await migration.up(connection as unknown as Kysely<unknown>);
+        await connection
+          .insertInto('mailroom_migrations')
+          .values({ name: migration.name, applied_at: new Date().toISOString() })
+          .execute();
+        return true;
+      });
+      if (ran) applied.push(migration.name);
+    }
+    return applied;
+  });
+}
