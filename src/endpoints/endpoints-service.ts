@@ -36,6 +36,8 @@ export interface Endpoint {
   type: EndpointType;
   config: Record<string, unknown>;
   isActive: boolean;
+  /** Why Mailroom switched the endpoint off (e.g. the receiver answered 410 Gone); null when active or switched off by hand. */
+  deactivatedReason: string | null;
   description: string | null;
   groupEmails: string[] | null;
   deliveryStats: DeliveryStats;
@@ -309,6 +311,7 @@ export class EndpointsService {
       type: row.type,
       config,
       isActive: fromFlag(row.is_active),
+      deactivatedReason: row.deactivated_reason,
       description: row.description,
       groupEmails: row.type === 'email_group' ? config.emails : null,
       deliveryStats: stats,

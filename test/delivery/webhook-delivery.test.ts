@@ -217,12 +217,9 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     const read = await api.get(`/api/v2/endpoints/${endpoint.id}`);
     assert.equal(read.body.isActive, false);
     assert.equal(delivery.lastError, 'HTTP 410: endpoint deactivated');
-    const stored = await server.app.database.db
-      .selectFrom('endpoints')
-      .select('deactivated_reason')
-      .where('id', '=', endpoint.id)
-      .executeTakeFirstOrThrow();
-    assert.match(stored.deactivated_reason!, new RegExp(`^Deactivated at .+: ${receiver.url} answered 410 Gone$`));
+    assert.match(read.body.deactivatedReason, new RegExp(`^Deactivated at .+: ${receiver.url} answered 410 Gone$`));
+    const reactivated = await api.put(`/api/v2/endpoints/${endpoint.id}`, { isActive: true });
+    assert.equal(reactivated.body.deactivatedReason, undefined);
     assert.equal(receiver.requests.length, 1);
   });
 

@@ -21,6 +21,9 @@ const endpointFields = {
       'includeAttachments, subjectPrefix?, fromAddress?, senderName?}; email_group {emails, ...the same options}',
   }),
   isActive: Type.Boolean(),
+  deactivatedReason: Type.Optional(
+    Type.String({ description: 'Present when Mailroom switched the endpoint off, e.g. after a 410 Gone' }),
+  ),
   description: Nullable(Type.String()),
   userId: Type.String(),
   createdAt: DateTime,
@@ -71,6 +74,7 @@ export function presentUpdatedEndpoint(endpoint: Endpoint) {
     type: endpoint.type,
     config: endpoint.config,
     isActive: endpoint.isActive,
+    ...(endpoint.deactivatedReason ? { deactivatedReason: endpoint.deactivatedReason } : {}),
     description: endpoint.description,
     userId: endpoint.accountId,
     createdAt: endpoint.createdAt,
