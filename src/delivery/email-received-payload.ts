@@ -1,5 +1,5 @@
-import sanitizeHtml from 'sanitize-html';
 import type { EmailsTable } from '../db/index.ts';
+import { sanitizeEmailHtml } from '../mail/index.ts';
 
 /** The stored email fields the `email.received` body is built from. */
 export type PayloadEmail = Pick<
@@ -42,12 +42,6 @@ export interface StoredAttachment {
 
 /** Receivers and proxies commonly cap bodies at 1 MB; the body is trimmed to stay below. */
 export const MAX_PAYLOAD_BYTES = 1_000_000;
-
-const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
-  allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img'],
-  allowedAttributes: { ...sanitizeHtml.defaults.allowedAttributes, img: ['src', 'alt', 'width', 'height'] },
-  allowedSchemes: ['http', 'https', 'mailto', 'cid'],
-};
 
 export interface BuiltPayload {
   /** The exact JSON text that is sent and signed. */
@@ -113,7 +107,7 @@ export function buildEmailReceivedPayload(input: {
     priority: email.priority,
   };
   const cleanedContent: Record<string, unknown> = {
-    html: email.html_body === null ? null : sanitizeHtml(email.html_body, SANITIZE_OPTIONS),
+    html: email.html_body === null ? null : sanitizeEmailHtml(email.html_body),
     text: email.text_body,
     hasHtml: Boolean(email.html_body),
     hasText: Boolean(email.text_body),

@@ -18,6 +18,7 @@ export {
   type RawMessages,
   type ReadState,
 } from './mail-service.ts';
+export { sanitizeEmailHtml } from './sanitize-email-html.ts';
 export { parseSearch, type SearchQuery, searchWords } from './search-query.ts';
 export type { SqlDialect } from './search-sql.ts';
 export {

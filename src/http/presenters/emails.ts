@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { AddressList, EmailSummary, StoredEmail, ValidatedReply } from '../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../mail/index.ts';
 import { DateTime, Nullable } from '../schemas.ts';
-import { presentAttachments, REPLY_PLACEHOLDER_MESSAGE, sanitizeEmailHtml, subjectOf } from './mail.ts';
+import { presentAttachments, REPLY_PLACEHOLDER_MESSAGE, subjectOf } from './mail.ts';
 
 /** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
 

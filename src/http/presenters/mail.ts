@@ -1,4 +1,3 @@
-import sanitizeHtml from 'sanitize-html';
 import { Type } from 'typebox';
 import type {
   AddressList,
@@ -8,9 +7,10 @@ import type {
   StoredEmail,
   ValidatedReply,
 } from '../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../mail/index.ts';
 import { DateTime, Nullable, Pagination } from '../schemas.ts';
 
-/** Received mail as the v2 family shows it (camelCase), and the sanitizer every HTML body goes through. */
+/** Received mail as the v2 family shows it (camelCase). */
 
 const Json = Type.Unknown();
 
@@ -185,21 +185,6 @@ export const ReplyPlaceholderSchema = Type.Object({
 });
 
 export const REPLY_PLACEHOLDER_MESSAGE = 'Reply validated. Sending replies is not implemented yet; nothing was sent.';
-
-/** Scripts, styles' active content, event handlers and javascript: URLs go; ordinary markup and images stay. */
-export function sanitizeEmailHtml(html: string | null): string {
-  if (!html) return '';
-  return sanitizeHtml(html, {
-    allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'center', 'font'],
-    allowedAttributes: {
-      ...sanitizeHtml.defaults.allowedAttributes,
-      '*': ['style', 'align', 'width', 'height', 'bgcolor', 'color', 'dir'],
-      img: ['src', 'alt', 'title', 'width', 'height'],
-      font: ['face', 'size', 'color'],
-    },
-    allowedSchemesByTag: { img: ['http', 'https', 'cid', 'data'] },
-  });
-}
 
 export function subjectOf(subject: string | null): string {
   return subject?.trim() ? subject : 'No Subject';
