@@ -45,10 +45,15 @@ class EnhancedCodeServer extends SMTPServer {
     connection.send = (code, data, context) =>
       send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
     if (this.connectionTimeoutMs > 0) {
-      this.lifetimes.set(
-        connection.id,
-        setTimeout(() => socket.destroy(), this.connectionTimeoutMs),
-      );
+      const { id } = connection;
+      // smtp-server calls onClose only for sessions it served, not for one it refused (e.g. over maxClients), so the
+      // deadline also forgets itself; unref'd, it never keeps a stopping process alive.
+      const deadline = setTimeout(() => {
+        this.lifetimes.delete(id);
+        socket.destroy();
+      }, this.connectionTimeoutMs);
+      deadline.unref();
+      this.lifetimes.set(id, deadline);
     }
   }
 
