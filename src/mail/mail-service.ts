@@ -17,6 +17,7 @@ import {
   type AttachmentInfo,
   EMAIL_COLUMNS,
   type EmailSummary,
+  loadThreadMessages,
   PREVIEW_HEADS,
   type StoredEmail,
   SUMMARY_COLUMNS,
@@ -388,20 +389,7 @@ export class MailService {
     if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
     const email = await this.find(accountId, id);
     if (!email.threadId) return { threadId: email.id, messages: [email] };
-    return { threadId: email.threadId, messages: await this.threadMessages(accountId, email.threadId) };
-  }
-
-  async threadMessages(accountId: string, threadId: string): Promise<StoredEmail[]> {
-    const rows = await this.#db
-      .selectFrom('emails')
-      .select([...EMAIL_COLUMNS])
-      .where('account_id', '=', accountId)
-      .where('thread_id', '=', threadId)
-      .orderBy('thread_position')
-      .orderBy('received_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toStoredEmail);
+    return { threadId: email.threadId, messages: await loadThreadMessages(this.#db, accountId, email.threadId) };
   }
 
   /** Checks a reply the way the placeholder answers it; nothing is sent. */

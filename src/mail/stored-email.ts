@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type EmailsTable, fromFlag, type Verdict } from '../db/index.ts';
+import { type Db, type EmailsTable, fromFlag, type Verdict } from '../db/index.ts';
 
 export interface AddressList {
   text: string;
@@ -270,4 +270,18 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** Every email of one of the account's threads, in thread order. */
+export async function loadThreadMessages(db: Db, accountId: string, threadId: string): Promise<StoredEmail[]> {
+  const rows = await db
+    .selectFrom('emails')
+    .select([...EMAIL_COLUMNS])
+    .where('account_id', '=', accountId)
+    .where('thread_id', '=', threadId)
+    .orderBy('thread_position')
+    .orderBy('received_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toStoredEmail);
 }

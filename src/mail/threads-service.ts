@@ -4,12 +4,11 @@ import { mailConditions } from './mail-filters.ts';
 import type { SqlDialect } from './search-sql.ts';
 import {
   type AddressList,
-  EMAIL_COLUMNS,
   type EmailSummary,
+  loadThreadMessages,
   PREVIEW_HEADS,
   type StoredEmail,
   SUMMARY_COLUMNS,
-  toStoredEmail,
   toSummary,
 } from './stored-email.ts';
 
@@ -156,16 +155,7 @@ export class ThreadsService {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!thread) throw new NotFound('Thread not found');
-    const rows = await this.#db
-      .selectFrom('emails')
-      .select([...EMAIL_COLUMNS])
-      .where('account_id', '=', accountId)
-      .where('thread_id', '=', id)
-      .orderBy('thread_position')
-      .orderBy('received_at')
-      .orderBy('id')
-      .execute();
-    const messages = rows.map(toStoredEmail);
+    const messages = await loadThreadMessages(this.#db, accountId, id);
     const summaries = (await this.#summaries(accountId, [id])).get(id) ?? [];
     return { thread: summarize(thread, summaries), messages };
   }
