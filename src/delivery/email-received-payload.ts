@@ -1,4 +1,4 @@
-import type { EmailsTable } from '../db/index.ts';
+import { type EmailsTable, fromJson } from '../db/index.ts';
 import { sanitizeEmailHtml } from '../mail/index.ts';
 
 /** The stored email fields the `email.received` body is built from. */
@@ -50,15 +50,6 @@ export interface BuiltPayload {
   trimmed: string[];
 }
 
-function parseJson<T>(text: string | null, fallback: T): T {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
 /** `${publicUrl}/api/e2/attachments/{emailId}/parts/{index}`: the index is the position in parsedData.attachments. */
 export function attachmentDownloadUrl(publicUrl: string, emailId: string, index: number): string {
   return `${publicUrl}/api/e2/attachments/${encodeURIComponent(emailId)}/parts/${index}`;
@@ -78,7 +69,7 @@ export function buildEmailReceivedPayload(input: {
   timestamp: Date;
 }): BuiltPayload {
   const { email, endpoint, publicUrl } = input;
-  const attachments = parseJson<StoredAttachment[]>(email.attachments_json, []).map((attachment, index) => ({
+  const attachments = fromJson<StoredAttachment[]>(email.attachments_json, []).map((attachment, index) => ({
     filename: attachment.filename,
     contentType: attachment.contentType,
     size: attachment.size,
@@ -86,20 +77,20 @@ export function buildEmailReceivedPayload(input: {
     contentDisposition: attachment.contentDisposition,
     downloadUrl: attachmentDownloadUrl(publicUrl, email.id, index),
   }));
-  const from = parseJson(email.from_json, null);
-  const to = parseJson(email.to_json, null);
-  const headers = parseJson<Record<string, unknown>>(email.headers_json, {});
+  const from = fromJson(email.from_json, null);
+  const to = fromJson(email.to_json, null);
+  const headers = fromJson<Record<string, unknown>>(email.headers_json, {});
   const parsedData: Record<string, unknown> = {
     messageId: email.message_id,
     date: email.sent_date,
     subject: email.subject,
     from,
     to,
-    cc: parseJson(email.cc_json, null),
-    bcc: parseJson(email.bcc_json, null),
-    replyTo: parseJson(email.reply_to_json, null),
+    cc: fromJson(email.cc_json, null),
+    bcc: fromJson(email.bcc_json, null),
+    replyTo: fromJson(email.reply_to_json, null),
     inReplyTo: email.in_reply_to,
-    references: parseJson<string[]>(email.references_json, []),
+    references: fromJson<string[]>(email.references_json, []),
     textBody: email.text_body,
     htmlBody: email.html_body,
     attachments,

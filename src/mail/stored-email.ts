@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type Db, type EmailsTable, fromFlag, type Verdict } from '../db/index.ts';
+import { type Db, type EmailsTable, fromFlag, fromJson, type Verdict } from '../db/index.ts';
 
 export interface AddressList {
   text: string;
@@ -173,15 +173,6 @@ export type SummaryRow = Pick<EmailsTable, (typeof SUMMARY_COLUMNS)[number]> & {
   html_head: string | null;
 };
 
-function parseJson<T>(text: string | null, fallback: T): T {
-  if (!text) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
 /** The readable text of an HTML fragment: no head, style, script or comments, tags dropped, entities decoded. */
@@ -212,9 +203,9 @@ export function toSummary(row: SummaryRow): EmailSummary {
     subject: row.subject,
     fromAddress: row.from_address,
     fromName: row.from_name,
-    from: parseJson(row.from_json, null),
-    to: parseJson(row.to_json, null),
-    cc: parseJson(row.cc_json, null),
+    from: fromJson(row.from_json, null),
+    to: fromJson(row.to_json, null),
+    cc: fromJson(row.cc_json, null),
     recipient: row.recipient,
     preview: previewOf(row.text_head, row.html_head),
     attachmentCount: Number(row.attachment_count),
@@ -241,19 +232,19 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     subject: row.subject,
     fromAddress: row.from_address,
     fromName: row.from_name,
-    from: parseJson(row.from_json, null),
-    to: parseJson(row.to_json, null),
-    cc: parseJson(row.cc_json, null),
-    bcc: parseJson(row.bcc_json, null),
-    replyTo: parseJson(row.reply_to_json, null),
+    from: fromJson(row.from_json, null),
+    to: fromJson(row.to_json, null),
+    cc: fromJson(row.cc_json, null),
+    bcc: fromJson(row.bcc_json, null),
+    replyTo: fromJson(row.reply_to_json, null),
     sentDate: row.sent_date,
     inReplyTo: row.in_reply_to,
-    references: parseJson(row.references_json, []),
+    references: fromJson(row.references_json, []),
     priority: row.priority,
     textBody: row.text_body,
     htmlBody: row.html_body,
-    headers: parseJson(row.headers_json, {}),
-    attachments: parseJson(row.attachments_json, []),
+    headers: fromJson(row.headers_json, {}),
+    attachments: fromJson(row.attachments_json, []),
     parseSuccess: fromFlag(row.parse_success),
     parseError: row.parse_error,
     rawBlobKey: row.raw_blob_key,
