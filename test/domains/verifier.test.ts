@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { publishRequiredRecords } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 
 let dns: DnsServer;
@@ -34,16 +35,9 @@ async function waitForStatus(id: string, status: string) {
   assert.fail(`domain ${id} never became ${status}`);
 }
 
-function publish(records: Array<{ type: string; name: string; value: string; isRequired: boolean }>) {
-  for (const record of records.filter((r) => r.isRequired)) {
-    if (record.type === 'MX') dns.add(record.name, { type: 'MX', exchange: record.value.split(' ')[1]!, priority: 10 });
-    else dns.add(record.name, { type: 'TXT', data: record.value });
-  }
-}
-
 test('the background verifier verifies a pending domain once its records appear', async () => {
   const created = await api.post('/api/v2/domains', { domain: 'background.test' });
-  publish(created.body.dnsRecords);
+  publishRequiredRecords(dns, created.body.dnsRecords);
   const verified = await waitForStatus(created.body.id, 'verified');
   assert.equal(verified.canReceiveEmails, true);
   assert.notEqual(verified.lastDnsCheck, null);
@@ -53,7 +47,7 @@ test('a domain still unverified after the give-up time becomes failed and only a
   const created = await api.post('/api/v2/domains', { domain: 'gives-up.test' });
   await waitForStatus(created.body.id, 'failed');
 
-  publish(created.body.dnsRecords);
+  publishRequiredRecords(dns, created.body.dnsRecords);
   await sleep(400);
   assert.equal((await api.get(`/api/v2/domains/${created.body.id}`)).body.status, 'failed', 'failed is not re-polled');
 
