@@ -100,4 +100,34 @@ describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
     assert.match(row.auth_results!, /dkim=fail/);
     assert.match(row.auth_results!, /dmarc=fail/);
   });
+
+  test('a signed message whose body was changed after signing gets DKIM neutral: the body hash is still checked', async () => {
+    const raw = await signed(
+      'From: Alice <alice@signer.test>\r\nTo: inbox@verdicts.test\r\nSubject: Invoice\r\nMessage-ID: <tampered@signer.test>\r\n\r\nPay 100 EUR.\r\n',
+      'signer.test',
+      senderKey.privateKey,
+    );
+    const tampered = Buffer.from(raw.toString().replace('Pay 100 EUR.', 'Pay 900 EUR.'));
+    const sent = await sendMail({
+      port: server.smtpPort,
+      from: 'alice@signer.test',
+      to: 'inbox@verdicts.test',
+      raw: tampered,
+    });
+    assert.equal(sent.ok, true, sent.response);
+    const row = await storedVerdicts(sent.queuedIds[0]!);
+    assert.deepEqual([row.spf, row.dkim, row.dmarc], ['PASS', 'NEUTRAL', 'PASS']);
+    assert.match(row.auth_results!, /dkim=neutral \(body hash did not verify\)/);
+  });
+
+  test('an unsigned message is judged on its envelope and header: SPF and DMARC pass, DKIM is none', async () => {
+    const raw =
+      'From: Alice <alice@signer.test>\r\nTo: inbox@verdicts.test\r\nSubject: Unsigned\r\nMessage-ID: <unsigned@signer.test>\r\n\r\nDKIM-Signature: not a header, just body text\r\n';
+    const sent = await sendMail({ port: server.smtpPort, from: 'alice@signer.test', to: 'inbox@verdicts.test', raw });
+    assert.equal(sent.ok, true, sent.response);
+    const row = await storedVerdicts(sent.queuedIds[0]!);
+    assert.deepEqual([row.spf, row.dkim, row.dmarc, row.arc], ['PASS', 'NONE', 'PASS', 'NONE']);
+    assert.match(row.auth_results!, /dkim=none/);
+    assert.match(row.auth_results!, /dmarc=pass/);
+  });
 });
