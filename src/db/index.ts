@@ -1,5 +1,6 @@
 export { type DatabaseHandle, type Db, openDatabase } from './database.ts';
 export { fromFlag, toFlag } from './flags.ts';
+export { insertRow } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { migrateToLatest } from './migrate.ts';
 export type * from './schema.ts';

@@ -30,7 +30,10 @@ export function createSqliteDialect(database: DatabaseSync): SqliteDialect {
         database.close();
       },
       prepare(sql: string) {
-        const { statement, reader } = prepared(sql);
+        // Kysely opens transactions with a plain (deferred) BEGIN. With a second connection writing (ingest's writer
+        // thread), a transaction that read first could not then write (SQLITE_BUSY, never retried); taking the write
+        // lock at BEGIN makes it wait its turn instead.
+        const { statement, reader } = prepared(sql === 'begin' ? 'begin immediate' : sql);
         return {
           reader,
           all: (parameters: ReadonlyArray<unknown>) => statement.all(...(parameters as SQLInputValue[])).map(plain),

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import type { Database, DeliveriesTable, EmailsTable } from '../db/index.ts';
+import { type Database, type DeliveriesTable, type EmailsTable, insertRow } from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { ParsedMessage } from './message-parser.ts';
 import { placeInThread } from './threading.ts';
@@ -167,32 +167,29 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     );
     row.thread_id = thread.threadId;
     row.thread_position = thread.position;
-    await trx.insertInto('emails').values(row).execute();
+    await insertRow(trx, 'emails', row);
 
     const deliveryIds: string[] = [];
     const target = await deliveryTarget(trx, route);
     if (target) {
       const deliveryId = newId('dlv');
-      await trx
-        .insertInto('deliveries')
-        .values({
-          id: deliveryId,
-          account_id: route.accountId,
-          email_id: id,
-          ...target,
-          status: 'pending',
-          attempts: 0,
-          next_attempt_at: now,
-          lease_owner: null,
-          lease_expires_at: null,
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
-          response_data: null,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
+      await insertRow(trx, 'deliveries', {
+        id: deliveryId,
+        account_id: route.accountId,
+        email_id: id,
+        ...target,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+        last_attempt_at: null,
+        last_status_code: null,
+        last_error: null,
+        response_data: null,
+        created_at: now,
+        updated_at: now,
+      });
       deliveryIds.push(deliveryId);
     }
     written.push({ id, recipient: route.recipient, duplicate: false, deliveryIds });

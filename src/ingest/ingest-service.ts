@@ -1,14 +1,17 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { BlobStore } from '../blobs/index.ts';
+import type { DatabaseConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
-import { type Analysis, AnalysisPool } from './analysis-pool.ts';
+import type { Analysis, AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import { type AcceptedRoute, type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
 import { GroupCommitter } from './group-committer.ts';
 import { parseMessage } from './message-parser.ts';
 import { receivedHeader } from './received-header.ts';
+import type { SqliteWriterData, WriteRequest } from './sqlite-writer.ts';
 import { createVerdictChecker, type RawResolver } from './verdicts.ts';
+import { WorkerPool } from './worker-pool.ts';
 
 /** One message as SMTP received it, with the route decided for each accepted recipient. */
 export interface IncomingMessage {
@@ -35,6 +38,8 @@ export interface IngestResult {
 
 export interface IngestDependencies {
   db: Db;
+  /** On SQLite, ingest writes through a connection of its own on a writer thread (see sqlite-writer.ts). */
+  database: DatabaseConfig;
   blobs: BlobStore;
   /** Used by inline analysis (analysisWorkers 0); workers build their own resolver from `dnsServers`. */
   resolveDns: RawResolver;
@@ -47,7 +52,7 @@ export interface IngestDependencies {
   logger: Logger;
   /** The host name written into Received: and Authentication-Results:. */
   mxHost: string;
-  /** Transactions that may commit at once; 1 for SQLite (one writer), a few for PostgreSQL. */
+  /** PostgreSQL transactions that may commit at once. */
   commitConcurrency?: number;
 }
 
@@ -64,10 +69,16 @@ export function blobKeyFor(queueId: string, at: Date): string {
  * acknowledges on return never acknowledges what could be lost.
  */
 export function createIngestService(deps: IngestDependencies) {
-  const committer = new GroupCommitter(deps.db, { concurrency: deps.commitConcurrency ?? 1 });
   const checkVerdicts = createVerdictChecker(deps.resolveDns);
   const workers = deps.analysisWorkers ?? Math.max(1, availableParallelism() - 1);
-  const pool = workers > 0 ? new AnalysisPool(workers, { dnsServers: deps.dnsServers, mxHost: deps.mxHost }) : null;
+  const pool =
+    workers > 0
+      ? new WorkerPool<AnalysisRequest, Analysis>(new URL('./analysis-worker.ts', import.meta.url), workers, {
+          dnsServers: deps.dnsServers,
+          mxHost: deps.mxHost,
+        } satisfies AnalysisWorkerData)
+      : null;
+  const commit = committerFor(deps);
 
   async function analyze(raw: Buffer, message: IncomingMessage): Promise<Analysis> {
     const request = {
@@ -76,7 +87,7 @@ export function createIngestService(deps: IngestDependencies) {
       mailFrom: message.mailFrom ?? '',
     };
     if (pool && raw.buffer instanceof SharedArrayBuffer) {
-      return pool.analyze({ buffer: raw.buffer, offset: raw.byteOffset, length: raw.length, ...request });
+      return pool.request({ buffer: raw.buffer, offset: raw.byteOffset, length: raw.length, ...request });
     }
     const [parsed, verdicts] = await Promise.all([
       parseMessage([raw]),
@@ -133,7 +144,7 @@ export function createIngestService(deps: IngestDependencies) {
 
     let emails: WrittenEmail[];
     try {
-      emails = await committer.run((trx) => writeMessage(trx, prepared), { othersComing: inFlight > 1 });
+      emails = await commit.write(prepared, inFlight > 1);
     } catch (error) {
       await deps.blobs.delete(blobKey).catch(() => {});
       throw error;
@@ -167,10 +178,41 @@ export function createIngestService(deps: IngestDependencies) {
     },
     /** Waits until every queued transaction has committed, then stops the workers (used on shutdown). */
     async drain() {
-      await committer.idle();
+      await commit.close();
       await pool?.close();
     },
   };
 }
 
 export type IngestService = ReturnType<typeof createIngestService>;
+
+interface Committer {
+  /** Stores the message in the next group commit and resolves once it is durable. */
+  write(message: PreparedMessage, othersComing: boolean): Promise<WrittenEmail[]>;
+  /** Waits for every queued write, then releases what the committer holds. */
+  close(): Promise<void>;
+}
+
+/**
+ * node:sqlite blocks its thread for every statement and for the commit's fsync, so SQLite writes go to a writer
+ * thread. pg is asynchronous: PostgreSQL does the work in its own processes, so its commits run here, several at once.
+ */
+function committerFor(deps: IngestDependencies): Committer {
+  if (deps.database.kind === 'sqlite') {
+    const writer = new WorkerPool<WriteRequest, WrittenEmail[]>(new URL('./sqlite-writer.ts', import.meta.url), 1, {
+      database: deps.database,
+    } satisfies SqliteWriterData);
+    return {
+      write: (message, othersComing) => writer.request({ message, othersComing }),
+      close: async () => {
+        await writer.idle();
+        await writer.close();
+      },
+    };
+  }
+  const committer = new GroupCommitter(deps.db, { concurrency: deps.commitConcurrency ?? 1 });
+  return {
+    write: (message, othersComing) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
+    close: () => committer.idle(),
+  };
+}

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import type { Database } from '../db/index.ts';
+import { type Database, insertRow } from '../db/index.ts';
 
 export interface ThreadPlacement {
   threadId: string;
@@ -55,18 +55,15 @@ export async function placeInThread(
     return { threadId: existing.id, position };
   }
   const threadId = newId('thr');
-  await trx
-    .insertInto('threads')
-    .values({
-      id: threadId,
-      account_id: email.accountId,
-      root_message_id: email.messageId ?? email.id,
-      normalized_subject: normalizeSubject(email.subject),
-      message_count: 1,
-      last_message_at: now,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertRow(trx, 'threads', {
+    id: threadId,
+    account_id: email.accountId,
+    root_message_id: email.messageId ?? email.id,
+    normalized_subject: normalizeSubject(email.subject),
+    message_count: 1,
+    last_message_at: now,
+    created_at: now,
+    updated_at: now,
+  });
   return { threadId, position: 1 };
 }

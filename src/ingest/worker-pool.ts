@@ -1,0 +1,127 @@
+import { parentPort, Worker } from 'node:worker_threads';
+
+interface Pending<Reply> {
+  resolve(reply: Reply): void;
+  reject(error: Error): void;
+}
+
+interface PoolWorker<Reply> {
+  worker: Worker;
+  pending: Map<number, Pending<Reply>>;
+}
+
+type Envelope<T> = { id: number } & T;
+type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: string };
+
+/** A worker that shut down cleanly within this time is let go; one that did not is terminated. */
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * Worker threads running one module (see `serveRequests`), so that CPU-heavy or blocking work runs beside the event
+ * loop that serves SMTP and HTTP instead of on it. Each request goes to the worker with the fewest requests in
+ * progress. A worker that dies fails its requests (ingest answers them with a temporary error) and is replaced.
+ */
+export class WorkerPool<Request, Reply> {
+  private readonly workers: PoolWorker<Reply>[] = [];
+  private readonly module: URL;
+  private readonly workerData: unknown;
+  private idleWaiters: Array<() => void> = [];
+  private nextId = 0;
+  private closed = false;
+
+  constructor(module: URL, size: number, workerData: unknown) {
+    this.module = module;
+    this.workerData = workerData;
+    for (let i = 0; i < size; i++) this.workers.push(this.spawn());
+  }
+
+  request(request: Request): Promise<Reply> {
+    if (this.closed) return Promise.reject(new Error('worker pool is closed'));
+    const target = this.workers.reduce((best, candidate) =>
+      candidate.pending.size < best.pending.size ? candidate : best,
+    );
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      target.pending.set(id, { resolve, reject });
+      target.worker.postMessage({ id, ...request });
+    });
+  }
+
+  /** Resolves once no request is in progress. */
+  idle(): Promise<void> {
+    if (this.inProgress() === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Asks every worker to finish (its `onClose` runs), and terminates one that has not after a grace period. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      this.workers.map(async ({ worker }) => {
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        worker.postMessage({ close: true });
+        const grace = setTimeout(() => worker.terminate(), CLOSE_GRACE_MS);
+        await exited;
+        clearTimeout(grace);
+      }),
+    );
+  }
+
+  private inProgress(): number {
+    return this.workers.reduce((sum, entry) => sum + entry.pending.size, 0);
+  }
+
+  private settled() {
+    if (this.inProgress() === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  private spawn(): PoolWorker<Reply> {
+    const worker = new Worker(this.module, { workerData: this.workerData });
+    const entry: PoolWorker<Reply> = { worker, pending: new Map() };
+    worker.on('message', (message: ReplyEnvelope<Reply>) => {
+      const pending = entry.pending.get(message.id);
+      if (!pending) return;
+      entry.pending.delete(message.id);
+      if (message.error !== undefined) pending.reject(new Error(message.error));
+      else pending.resolve(message.reply!);
+      this.settled();
+    });
+    const fail = (error: Error) => {
+      for (const pending of entry.pending.values()) pending.reject(error);
+      entry.pending.clear();
+      const index = this.workers.indexOf(entry);
+      if (index >= 0 && !this.closed) this.workers[index] = this.spawn();
+      this.settled();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => {
+      if (!this.closed) fail(new Error(`${this.module.pathname} worker exited with code ${code}`));
+    });
+    worker.unref();
+    return entry;
+  }
+}
+
+/**
+ * The worker side of a `WorkerPool`: answers each request with `handle`'s result (or its error's message). On the
+ * pool's close, runs `onClose` and stops listening, which lets the thread exit.
+ */
+export function serveRequests<Request, Reply>(
+  handle: (request: Request) => Promise<Reply>,
+  onClose: () => Promise<void> = async () => {},
+): void {
+  const port = parentPort!;
+  port.on('message', async (message: Envelope<Request> | { close: true }) => {
+    if ('close' in message) {
+      await onClose();
+      port.close();
+      return;
+    }
+    const { id, ...request } = message;
+    try {
+      port.postMessage({ id, reply: await handle(request as Request) } satisfies ReplyEnvelope<Reply>);
+    } catch (error) {
+      port.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+    }
+  });
+}
