@@ -97,6 +97,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     hostname: config.mxHost,
     maxMessageBytes: config.smtp.maxMessageBytes,
     maxConnections: config.smtp.maxConnections,
+    idleTimeoutMs: config.smtp.idleTimeoutMs,
+    connectionTimeoutMs: config.smtp.connectionTimeoutMs,
     tls: await loadTlsMaterial({
       dataDir: config.dataDir,
       hostname: config.mxHost,

@@ -18,6 +18,8 @@ export interface Config {
     host: string;
     maxMessageBytes: number;
     maxConnections: number;
+    idleTimeoutMs: number;
+    connectionTimeoutMs: number;
     /** Parse/verdict worker threads; undefined lets ingest choose. */
     ingestWorkers?: number;
     tlsCertPath?: string;
@@ -77,6 +79,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       host: e.SMTP_HOST,
       maxMessageBytes: e.SMTP_MAX_MESSAGE_BYTES,
       maxConnections: e.SMTP_MAX_CONNECTIONS,
+      idleTimeoutMs: e.SMTP_IDLE_TIMEOUT_SECONDS * 1000,
+      connectionTimeoutMs: e.SMTP_CONNECTION_TIMEOUT_SECONDS * 1000,
       ingestWorkers: e.INGEST_WORKERS,
       tlsCertPath: e.TLS_CERT_PATH,
       tlsKeyPath: e.TLS_KEY_PATH,

@@ -28,7 +28,11 @@ export const EnvSchema = Type.Object({
   SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),
   SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
-  /** Worker threads that parse received mail and compute its verdicts; unset means one less than the CPUs. */
+  /** Silence allowed between commands and during DATA before the server says 421 and closes. */
+  SMTP_IDLE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  /** A connection is closed after this long, whatever it is doing. */
+  SMTP_CONNECTION_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 600 }),
+  /** Worker threads that parse received mail and compute its verdicts; unset means one per CPU. */
   INGEST_WORKERS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),

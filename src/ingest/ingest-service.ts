@@ -45,8 +45,8 @@ export interface IngestDependencies {
   resolveDns: RawResolver;
   dnsServers: string[];
   /**
-   * Worker threads that parse and compute verdicts; 0 runs them on the event loop. Defaults to one less than the
-   * number of CPUs (at least one), leaving a core for SMTP, HTTP and the database.
+   * Worker threads that parse and compute verdicts; 0 runs them on the event loop. Defaults to one per CPU: analysis
+   * is the largest share of ingest's work, and with fewer workers than cores a burst would leave a core idle.
    */
   analysisWorkers?: number;
   logger: Logger;
@@ -70,7 +70,7 @@ export function blobKeyFor(queueId: string, at: Date): string {
  */
 export function createIngestService(deps: IngestDependencies) {
   const checkVerdicts = createVerdictChecker(deps.resolveDns);
-  const workers = deps.analysisWorkers ?? Math.max(1, availableParallelism() - 1);
+  const workers = deps.analysisWorkers ?? availableParallelism();
   const pool =
     workers > 0
       ? new WorkerPool<AnalysisRequest, Analysis>(new URL('./analysis-worker.ts', import.meta.url), workers, {

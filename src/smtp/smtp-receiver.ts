@@ -14,9 +14,9 @@ export interface SmtpReceiverOptions {
   maxConnections: number;
   maxRecipients?: number;
   /** Inactivity allowed between commands and during DATA. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs: number;
   /** A connection is closed after this long whatever it is doing. */
-  connectionTimeoutMs?: number;
+  connectionTimeoutMs: number;
   tls: { key: Buffer; cert: Buffer };
 }
 
@@ -148,7 +148,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     rejectOversized: true,
     maxClients: options.maxConnections,
     maxRecipients: options.maxRecipients ?? 100,
-    socketTimeout: options.idleTimeoutMs ?? 60_000,
+    socketTimeout: options.idleTimeoutMs,
     closeTimeout: 10_000,
     disabledCommands: ['AUTH'],
     // There is no AUTH, so smtp-server's cap on commands before authentication would cut off long recipient lists.
@@ -166,7 +166,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     },
     onData: receive,
   });
-  server.connectionTimeoutMs = options.connectionTimeoutMs ?? 10 * 60_000;
+  server.connectionTimeoutMs = options.connectionTimeoutMs;
   server.on('error', (error) => logger.warn({ err: error }, 'smtp connection error'));
 
   return {
