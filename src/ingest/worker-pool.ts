@@ -8,6 +8,7 @@ interface Pending<Reply> {
 interface PoolWorker<Reply> {
   worker: Worker;
   pending: Map<number, Pending<Reply>>;
+  exited: Promise<void>;
 }
 
 type Envelope<T> = { id: number } & T;
@@ -15,11 +16,15 @@ type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: string };
 
 /** A worker that shut down cleanly within this time is let go; one that did not is terminated. */
 const CLOSE_GRACE_MS = 5000;
+/** This many deaths within the window mean the workers cannot run at all (e.g. the database cannot be opened). */
+const MAX_DEATHS = 5;
+const DEATH_WINDOW_MS = 10_000;
 
 /**
  * Worker threads running one module (see `serveRequests`), so that CPU-heavy or blocking work runs beside the event
  * loop that serves SMTP and HTTP instead of on it. Each request goes to the worker with the fewest requests in
- * progress. A worker that dies fails its requests (ingest answers them with a temporary error) and is replaced.
+ * progress. A worker that dies fails its requests (ingest answers them with a temporary error) and is replaced;
+ * if workers keep dying, the pool stops replacing them and fails every request at once rather than loop.
  */
 export class WorkerPool<Request, Reply> {
   private readonly workers: PoolWorker<Reply>[] = [];
@@ -28,6 +33,8 @@ export class WorkerPool<Request, Reply> {
   private idleWaiters: Array<() => void> = [];
   private nextId = 0;
   private closed = false;
+  private deaths: number[] = [];
+  private broken: Error | undefined;
 
   constructor(module: URL, size: number, workerData: unknown) {
     this.module = module;
@@ -37,6 +44,7 @@ export class WorkerPool<Request, Reply> {
 
   request(request: Request): Promise<Reply> {
     if (this.closed) return Promise.reject(new Error('worker pool is closed'));
+    if (this.broken) return Promise.reject(this.broken);
     const target = this.workers.reduce((best, candidate) =>
       candidate.pending.size < best.pending.size ? candidate : best,
     );
@@ -57,8 +65,7 @@ export class WorkerPool<Request, Reply> {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(
-      this.workers.map(async ({ worker }) => {
-        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      this.workers.map(async ({ worker, exited }) => {
         worker.postMessage({ close: true });
         const grace = setTimeout(() => worker.terminate(), CLOSE_GRACE_MS);
         await exited;
@@ -77,7 +84,8 @@ export class WorkerPool<Request, Reply> {
 
   private spawn(): PoolWorker<Reply> {
     const worker = new Worker(this.module, { workerData: this.workerData });
-    const entry: PoolWorker<Reply> = { worker, pending: new Map() };
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const entry: PoolWorker<Reply> = { worker, pending: new Map(), exited };
     worker.on('message', (message: ReplyEnvelope<Reply>) => {
       const pending = entry.pending.get(message.id);
       if (!pending) return;
@@ -86,11 +94,17 @@ export class WorkerPool<Request, Reply> {
       else pending.resolve(message.reply!);
       this.settled();
     });
+    let failed = false;
     const fail = (error: Error) => {
+      if (failed) return;
+      failed = true;
       for (const pending of entry.pending.values()) pending.reject(error);
       entry.pending.clear();
+      const now = Date.now();
+      this.deaths = [...this.deaths.filter((at) => now - at < DEATH_WINDOW_MS), now];
+      if (this.deaths.length >= MAX_DEATHS) this.broken ??= new Error(`worker keeps failing: ${error.message}`);
       const index = this.workers.indexOf(entry);
-      if (index >= 0 && !this.closed) this.workers[index] = this.spawn();
+      if (index >= 0 && !this.closed && !this.broken) this.workers[index] = this.spawn();
       this.settled();
     };
     worker.on('error', fail);
