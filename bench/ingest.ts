@@ -3,9 +3,12 @@
  * own process (`src/main.ts`, the full pipeline: blob fsync, parse, SPF/DKIM/DMARC/ARC through a loopback DNS
  * server, one durable commit), and the same load against a minimal discard smtp-server (the protocol ceiling).
  * The recipient is a store-only address, so no delivery worker competes for the CPU (bench/e2e.ts measures that).
+ * Each level also reports the server process's CPU time per message (Linux /proc): throughput swings with whatever
+ * else runs on the machine, CPU time per message much less, so it is the figure to compare changes by.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startMailroom } from '../test/delivery/processes.ts';
@@ -26,10 +29,15 @@ export const DEFAULT_LEVELS: IngestLevel[] = [
   { connections: 50, messages: 10000, maxSeconds: 15 },
 ];
 
+/** A level's load result with the server process's CPU time (all its threads) per accepted message. */
+export interface MeasuredLevel extends LoadResult {
+  serverCpuMsPerMessage: number;
+}
+
 export interface IngestBenchResult {
   database: 'sqlite' | 'postgres';
-  mailroom: LoadResult[];
-  discard: LoadResult[];
+  mailroom: MeasuredLevel[];
+  discard: MeasuredLevel[];
 }
 
 const FROM = 'bench@sender.bench';
@@ -49,15 +57,33 @@ async function startDiscardServer() {
   });
   return {
     port,
+    pid: child.pid!,
     stop: () => new Promise<void>((resolve) => child.once('exit', () => resolve()).kill('SIGTERM')),
   };
 }
 
-async function measure(port: number, levels: IngestLevel[]): Promise<LoadResult[]> {
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/**
+ * CPU time a process has used, in ms (Linux /proc). Unlike throughput, it barely moves when something else shares
+ * the machine, so it tells whether a change made the work cheaper.
+ */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+async function measure(port: number, pid: number, levels: IngestLevel[]): Promise<MeasuredLevel[]> {
   const message = tenKilobyteMessage(FROM, TO);
   await runLoad({ port, from: FROM, to: TO, message, ...WARM_UP });
-  const results: LoadResult[] = [];
-  for (const level of levels) results.push(await runLoad({ port, from: FROM, to: TO, message, ...level }));
+  const results: MeasuredLevel[] = [];
+  for (const level of levels) {
+    const before = cpuMs(pid);
+    const result = await runLoad({ port, from: FROM, to: TO, message, ...level });
+    const serverCpuMsPerMessage = Math.round(((cpuMs(pid) - before) / Math.max(1, result.accepted)) * 1000) / 1000;
+    results.push({ ...result, serverCpuMsPerMessage });
+  }
   return results;
 }
 
@@ -87,11 +113,11 @@ export async function runIngestBench(options: {
     const domain = await createVerifiedDomain(mailroom.api, dns, 'bench.test');
     const address = await mailroom.api.post('/api/v2/email-addresses', { address: TO, domainId: domain.id });
     if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
-    const mailroomResults = await measure(mailroom.smtpPort, levels);
+    const mailroomResults = await measure(mailroom.smtpPort, mailroom.child.pid!, levels);
     await mailroom.stop('SIGTERM');
 
     const discard = await startDiscardServer();
-    const discardResults = await measure(discard.port, levels);
+    const discardResults = await measure(discard.port, discard.pid, levels);
     await discard.stop();
     return {
       database: options.databaseUrl ? 'postgres' : 'sqlite',
@@ -112,7 +138,9 @@ export async function runIngestBench(options: {
 }
 
 export function formatIngest(result: IngestBenchResult): string {
-  const rows = [['connections', 'msg/s', 'p50 ms', 'p99 ms', 'accepted', 'discard msg/s', 'discard p99 ms', 'ratio']];
+  const rows = [
+    ['connections', 'msg/s', 'p50 ms', 'p99 ms', 'accepted', 'cpu ms/msg', 'discard msg/s', 'discard p99 ms', 'ratio'],
+  ];
   result.mailroom.forEach((level, i) => {
     const ceiling = result.discard[i]!;
     rows.push([
@@ -121,6 +149,7 @@ export function formatIngest(result: IngestBenchResult): string {
       String(level.p50Ms),
       String(level.p99Ms),
       `${level.accepted}/${level.sent}`,
+      `${level.serverCpuMsPerMessage} (${ceiling.serverCpuMsPerMessage})`,
       String(ceiling.messagesPerSecond),
       String(ceiling.p99Ms),
       `${Math.round((100 * level.messagesPerSecond) / ceiling.messagesPerSecond)}%`,
@@ -128,7 +157,7 @@ export function formatIngest(result: IngestBenchResult): string {
   });
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return [
-    `ingest (10 KB messages, end of DATA -> 250), ${result.database}`,
+    `ingest (10 KB messages, end of DATA -> 250), ${result.database}; cpu ms/msg: Mailroom (discard server)`,
     ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
   ].join('\n');
 }
