@@ -74,6 +74,22 @@ export function usesSearchIndex(filter: MailFilter): boolean {
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some((term) => !term.negated);
 }
 
+/**
+ * Whether the email_counts table holds the filter's exact total: it counts by account, domain, archived, parse
+ * status and read state only, so any search, address, time window or id list needs the emails counted.
+ */
+export function hasStoredCount(filter: MailFilter): boolean {
+  const domain = filter.domain?.trim().toLowerCase();
+  return (
+    !filter.search?.trim() &&
+    filter.emailAddress === undefined &&
+    filter.timeRange === undefined &&
+    filter.ids === undefined &&
+    filter.threadId === undefined &&
+    (!domain || domain === 'all' || filter.domainIds !== undefined)
+  );
+}
+
 /** Whether the filter only wants recent mail (a time range or `after:`), which is where a newest-first walk starts. */
 export function wantsRecentMail(filter: MailFilter): boolean {
   if (filter.timeRange) return true;

@@ -3,7 +3,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
-import { type MailFilter, mailConditions, usesSearchIndex, wantsRecentMail } from './mail-filters.ts';
+import { hasStoredCount, type MailFilter, mailConditions, usesSearchIndex, wantsRecentMail } from './mail-filters.ts';
 import {
   checkE2Reply,
   checkReply,
@@ -99,7 +99,7 @@ export class MailService {
   /**
    * Newest first. `emailId` stands for every email of that email's thread. A list narrowed through the search
    * index counts at most COUNT_LIMIT matches (`totalIsExact` is false beyond that), so a broad search costs the
-   * same as a narrow one; other lists count exactly.
+   * same as a narrow one; other lists count exactly, from the kept counts where the filter allows (hasStoredCount).
    */
   async list(
     accountId: string,
@@ -131,6 +131,8 @@ export class MailService {
       total = Math.min(Number(counted.total), COUNT_LIMIT);
       // Many matches: walking the newest emails finds a page sooner than sorting every match.
       if (!totalIsExact) plan = 'newest-first';
+    } else if (hasStoredCount(resolved)) {
+      total = await this.#storedCount(accountId, resolved);
     } else {
       const counted = await query('matches-first')
         .select((eb) => eb.fn.countAll().as('total'))
@@ -174,6 +176,22 @@ export class MailService {
       totalIsExact,
       hasMore: pageIds.length > page.limit,
     };
+  }
+
+  /** The exact total of a filter that hasStoredCount accepts, summed from email_counts. */
+  async #storedCount(accountId: string, filter: MailFilter): Promise<number> {
+    if (filter.domainIds?.length === 0) return 0;
+    const archived = filter.archived ?? 'exclude';
+    let query = this.#db
+      .selectFrom('email_counts')
+      .select(sql<string | number | null>`sum(count)`.as('total'))
+      .where('account_id', '=', accountId);
+    if (archived !== 'include') query = query.where('is_archived', '=', archived === 'only' ? 1 : 0);
+    if (filter.parseSuccess !== undefined) query = query.where('parse_success', '=', filter.parseSuccess ? 1 : 0);
+    if (filter.isRead !== undefined) query = query.where('is_read', '=', filter.isRead ? 1 : 0);
+    if (filter.domainIds) query = query.where('domain_id', 'in', filter.domainIds);
+    const row = await query.executeTakeFirstOrThrow();
+    return Number(row.total ?? 0);
   }
 
   /**
