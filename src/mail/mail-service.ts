@@ -1,9 +1,16 @@
 import type { Readable } from 'node:stream';
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, type SqlBool, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
-import { hasStoredCount, type MailFilter, mailConditions, usesSearchIndex, wantsRecentMail } from './mail-filters.ts';
+import {
+  ftsMatchOf,
+  hasStoredCount,
+  type MailFilter,
+  mailConditions,
+  receivedSince,
+  usesSearchIndex,
+} from './mail-filters.ts';
 import {
   checkE2Reply,
   checkReply,
@@ -57,6 +64,13 @@ export interface MailList {
   hasMore: boolean;
 }
 
+/** A page's ids, one more than its limit when there are more, and the list's total. */
+interface FoundPage {
+  pageIds: string[];
+  total: number;
+  totalIsExact: boolean;
+}
+
 export interface EmailDetail {
   email: StoredEmail;
   /** The raw message when it is at most RAW_CONTENT_MAX_BYTES; otherwise omitted. */
@@ -108,19 +122,107 @@ export class MailService {
   ): Promise<MailList> {
     const resolved = await this.#resolve(accountId, filter);
     const now = this.#clock.now().getTime();
-    const query = (plan: SqlitePlan) =>
-      this.#db
+    const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
+    const found =
+      match === undefined
+        ? await this.#findPage(accountId, resolved, now, page)
+        : await this.#findSqliteMatches(accountId, resolved, match, now, page);
+    const ids = found.pageIds.slice(0, page.limit);
+    const rows =
+      ids.length === 0
+        ? []
+        : await this.#db
+            .selectFrom('emails')
+            .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
+            .select(PREVIEW_HEADS)
+            .where('emails.id', 'in', ids)
+            .execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return {
+      emails: ids.map((id) => toSummary(byId.get(id)!)),
+      total: found.total,
+      totalIsExact: found.totalIsExact,
+      hasMore: found.pageIds.length > page.limit,
+    };
+  }
+
+  /**
+   * SQLite, a search through the index: one pass takes the matches out of FTS5 highest rowid first, which stops as
+   * soon as it has COUNT_LIMIT + 1 (or the page's depth) and so never reads a common word's whole list, and counts
+   * them. Fewer than that are every match, sorted here. Otherwise the newest page among them is the real one unless
+   * an email with a lower rowid than all of them was received as late as the page's last (rowids follow arrival, so
+   * only mail stored out of order); then the newest emails are walked instead.
+   */
+  async #findSqliteMatches(
+    accountId: string,
+    filter: MailFilter,
+    match: string,
+    now: number,
+    page: { limit: number; offset: number },
+  ): Promise<FoundPage> {
+    const depth = page.offset + page.limit + 1;
+    const wanted = Math.max(COUNT_LIMIT + 1, depth);
+    const since = receivedSince(filter, now);
+    // Rowids below the account's first email of the time window cannot match, so FTS5 seeks past them.
+    const floor =
+      since === undefined
+        ? undefined
+        : await this.#db
+            .selectFrom('emails')
+            .select(sql<number | null>`min(emails.rowid)`.as('rowid'))
+            .where('emails.account_id', '=', accountId)
+            .where('emails.received_at', '>=', since)
+            .executeTakeFirstOrThrow();
+    if (floor && floor.rowid === null) return { pageIds: [], total: 0, totalIsExact: true };
+    const matches = await this.#db
+      .selectFrom('emails')
+      .innerJoin(sql<{ rowid: number }>`emails_fts`.as('emails_fts'), (join) =>
+        join.on(sql<SqlBool>`emails_fts.rowid = emails.rowid`),
+      )
+      .select(['emails.id', 'emails.received_at', sql<number>`emails.rowid`.as('rowid')])
+      .where(sql<SqlBool>`emails_fts match ${match}`)
+      .$if(floor !== undefined, (query) => query.where(sql<SqlBool>`emails_fts.rowid >= ${floor!.rowid}`))
+      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, 'fts-joined')(eb)))
+      .orderBy(sql`emails_fts.rowid`, 'desc')
+      .limit(wanted)
+      .execute();
+    const total = Math.min(matches.length, COUNT_LIMIT);
+    const totalIsExact = matches.length <= COUNT_LIMIT;
+    // The list's order (received_at, then id, both descending); both are ASCII, so this compares as SQLite does.
+    const newest = matches.toSorted((a, b) =>
+      a.received_at === b.received_at ? (a.id < b.id ? 1 : -1) : a.received_at < b.received_at ? 1 : -1,
+    );
+    if (matches.length === wanted) {
+      const straggler = await this.#db
         .selectFrom('emails')
-        .where((eb) => eb.and(mailConditions(this.#dialect, accountId, resolved, now, plan)(eb)));
+        .select('emails.id')
+        .where('emails.account_id', '=', accountId)
+        .where('emails.received_at', '>=', newest[depth - 1]!.received_at)
+        .where(sql<SqlBool>`emails.rowid < ${matches.at(-1)!.rowid}`)
+        .limit(1)
+        .executeTakeFirst();
+      if (straggler) {
+        const pageIds = await this.#pageQuery(accountId, filter, now, 'newest-first', page);
+        return { pageIds, total, totalIsExact };
+      }
+    }
+    return { pageIds: newest.slice(page.offset, depth).map((row) => row.id), total, totalIsExact };
+  }
+
+  /** The page's ids (one more than the limit, to tell hasMore) and the total, for any list. */
+  async #findPage(
+    accountId: string,
+    resolved: MailFilter,
+    now: number,
+    page: { limit: number; offset: number },
+  ): Promise<FoundPage> {
     let total: number;
     let totalIsExact = true;
     let plan: SqlitePlan = 'matches-first';
     if (usesSearchIndex(resolved)) {
-      // Matches come out of FTS5 oldest first, so a count limited to recent mail starts from the newest instead.
-      const countPlan: SqlitePlan = wantsRecentMail(resolved) ? 'newest-first' : 'matches-first';
       const counted = await this.#db
         .selectFrom(
-          query(countPlan)
+          this.#matching(accountId, resolved, now, 'matches-first')
             .select('emails.id')
             .limit(COUNT_LIMIT + 1)
             .as('matches'),
@@ -134,48 +236,56 @@ export class MailService {
     } else if (hasStoredCount(resolved)) {
       total = await this.#storedCount(accountId, resolved);
     } else {
-      const counted = await query('matches-first')
+      const counted = await this.#matching(accountId, resolved, now, 'matches-first')
         .select((eb) => eb.fn.countAll().as('total'))
         .executeTakeFirstOrThrow();
       total = Number(counted.total);
     }
-    // The page's ids first: sorting narrow rows is cheap, and only the page's rows are read in full.
+    // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
+    // it reads the GIN matches and sorts them instead.
     const fewPostgresMatches = this.#dialect === 'postgres' && usesSearchIndex(resolved) && totalIsExact;
     const pageIds = fewPostgresMatches
-      ? // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
-        // it reads the GIN matches and sorts them instead.
-        await this.#db
-          .selectFrom(query(plan).select(['emails.id', 'emails.received_at']).offset(0).as('matches'))
-          .select('matches.id')
-          .orderBy('matches.received_at', 'desc')
-          .orderBy('matches.id', 'desc')
-          .limit(page.limit + 1)
-          .offset(page.offset)
-          .execute()
-      : await query(plan)
-          .select('emails.id')
-          .orderBy('emails.received_at', 'desc')
-          .orderBy('emails.id', 'desc')
-          .limit(page.limit + 1)
-          .offset(page.offset)
-          .execute();
-    const ids = pageIds.slice(0, page.limit).map((row) => row.id);
-    const rows =
-      ids.length === 0
-        ? []
-        : await this.#db
-            .selectFrom('emails')
-            .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
-            .select(PREVIEW_HEADS)
-            .where('emails.id', 'in', ids)
-            .execute();
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return {
-      emails: ids.map((id) => toSummary(byId.get(id)!)),
-      total,
-      totalIsExact,
-      hasMore: pageIds.length > page.limit,
-    };
+      ? (
+          await this.#db
+            .selectFrom(
+              this.#matching(accountId, resolved, now, plan)
+                .select(['emails.id', 'emails.received_at'])
+                .offset(0)
+                .as('matches'),
+            )
+            .select('matches.id')
+            .orderBy('matches.received_at', 'desc')
+            .orderBy('matches.id', 'desc')
+            .limit(page.limit + 1)
+            .offset(page.offset)
+            .execute()
+        ).map((row) => row.id)
+      : await this.#pageQuery(accountId, resolved, now, plan, page);
+    return { pageIds, total, totalIsExact };
+  }
+
+  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan) {
+    return this.#db
+      .selectFrom('emails')
+      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, plan)(eb)));
+  }
+
+  /** The page's ids, newest first, one more than the limit. */
+  async #pageQuery(
+    accountId: string,
+    filter: MailFilter,
+    now: number,
+    plan: SqlitePlan,
+    page: { limit: number; offset: number },
+  ): Promise<string[]> {
+    const rows = await this.#matching(accountId, filter, now, plan)
+      .select('emails.id')
+      .orderBy('emails.received_at', 'desc')
+      .orderBy('emails.id', 'desc')
+      .limit(page.limit + 1)
+      .offset(page.offset)
+      .execute();
+    return rows.map((row) => row.id);
   }
 
   /** The exact total of a filter that hasStoredCount accepts, summed from email_counts. */
