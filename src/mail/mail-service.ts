@@ -64,6 +64,11 @@ export interface MailList {
   hasMore: boolean;
 }
 
+/**
+ * How a page is read: a SqlitePlan, or `sorted-matches` (PostgreSQL with few matches: every GIN match, sorted).
+ */
+type PageForm = SqlitePlan | 'sorted-matches';
+
 /** A page's ids, one more than its limit when there are more, and the list's total. */
 interface FoundPage {
   pageIds: string[];
@@ -162,30 +167,9 @@ export class MailService {
   ): Promise<FoundPage> {
     const depth = page.offset + page.limit + 1;
     const wanted = Math.max(COUNT_LIMIT + 1, depth);
-    const since = receivedSince(filter, now);
-    // Rowids below the account's first email of the time window cannot match, so FTS5 seeks past them.
-    const floor =
-      since === undefined
-        ? undefined
-        : await this.#db
-            .selectFrom('emails')
-            .select(sql<number | null>`min(emails.rowid)`.as('rowid'))
-            .where('emails.account_id', '=', accountId)
-            .where('emails.received_at', '>=', since)
-            .executeTakeFirstOrThrow();
-    if (floor && floor.rowid === null) return { pageIds: [], total: 0, totalIsExact: true };
-    const matches = await this.#db
-      .selectFrom('emails')
-      .innerJoin(sql<{ rowid: number }>`emails_fts`.as('emails_fts'), (join) =>
-        join.on(sql<SqlBool>`emails_fts.rowid = emails.rowid`),
-      )
-      .select(['emails.id', 'emails.received_at', sql<number>`emails.rowid`.as('rowid')])
-      .where(sql<SqlBool>`emails_fts match ${match}`)
-      .$if(floor !== undefined, (query) => query.where(sql<SqlBool>`emails_fts.rowid >= ${floor!.rowid}`))
-      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, 'fts-joined')(eb)))
-      .orderBy(sql`emails_fts.rowid`, 'desc')
-      .limit(wanted)
-      .execute();
+    const floor = await this.#rowidFloor(accountId, filter, now);
+    if (floor === null) return { pageIds: [], total: 0, totalIsExact: true };
+    const matches = await this.#sqliteMatches(accountId, filter, match, now, floor, wanted).execute();
     const total = Math.min(matches.length, COUNT_LIMIT);
     const totalIsExact = matches.length <= COUNT_LIMIT;
     // The list's order (received_at, then id, both descending); both are ASCII, so this compares as SQLite does.
@@ -202,11 +186,49 @@ export class MailService {
         .limit(1)
         .executeTakeFirst();
       if (straggler) {
-        const pageIds = await this.#pageQuery(accountId, filter, now, 'newest-first', page);
-        return { pageIds, total, totalIsExact };
+        const pageIds = await this.#pageQuery(accountId, filter, now, 'newest-first', page).execute();
+        return { pageIds: pageIds.map((row) => row.id), total, totalIsExact };
       }
     }
     return { pageIds: newest.slice(page.offset, depth).map((row) => row.id), total, totalIsExact };
+  }
+
+  /**
+   * The lowest rowid the filter's time window can hold (rowids below the account's first email of the window cannot
+   * match, so FTS5 seeks past them): undefined without a window, null when the window is empty.
+   */
+  async #rowidFloor(accountId: string, filter: MailFilter, now: number): Promise<number | null | undefined> {
+    const since = receivedSince(filter, now);
+    if (since === undefined) return undefined;
+    const row = await this.#db
+      .selectFrom('emails')
+      .select(sql<number | null>`min(emails.rowid)`.as('rowid'))
+      .where('emails.account_id', '=', accountId)
+      .where('emails.received_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return row.rowid;
+  }
+
+  /** SQLite's `fts-joined` plan: the filter's matches, highest rowid first, straight out of FTS5. */
+  #sqliteMatches(
+    accountId: string,
+    filter: MailFilter,
+    match: string,
+    now: number,
+    floor: number | undefined,
+    wanted: number,
+  ) {
+    return this.#db
+      .selectFrom('emails')
+      .innerJoin(sql<{ rowid: number }>`emails_fts`.as('emails_fts'), (join) =>
+        join.on(sql<SqlBool>`emails_fts.rowid = emails.rowid`),
+      )
+      .select(['emails.id', 'emails.received_at', sql<number>`emails.rowid`.as('rowid')])
+      .where(sql<SqlBool>`emails_fts match ${match}`)
+      .$if(floor !== undefined, (query) => query.where(sql<SqlBool>`emails_fts.rowid >= ${floor}`))
+      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, 'fts-joined')(eb)))
+      .orderBy(sql`emails_fts.rowid`, 'desc')
+      .limit(wanted);
   }
 
   /** The page's ids (one more than the limit, to tell hasMore) and the total, for any list. */
@@ -216,9 +238,17 @@ export class MailService {
     now: number,
     page: { limit: number; offset: number },
   ): Promise<FoundPage> {
-    let total: number;
-    let totalIsExact = true;
-    let plan: SqlitePlan = 'matches-first';
+    const { total, totalIsExact, form } = await this.#count(accountId, resolved, now);
+    const rows = await this.#pageQuery(accountId, resolved, now, form, page).execute();
+    return { pageIds: rows.map((row) => row.id), total, totalIsExact };
+  }
+
+  /** The list's total, and the form of page query that suits it. */
+  async #count(
+    accountId: string,
+    resolved: MailFilter,
+    now: number,
+  ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
     if (usesSearchIndex(resolved)) {
       const counted = await this.#db
         .selectFrom(
@@ -229,39 +259,21 @@ export class MailService {
         )
         .select((eb) => eb.fn.countAll().as('total'))
         .executeTakeFirstOrThrow();
-      totalIsExact = Number(counted.total) <= COUNT_LIMIT;
-      total = Math.min(Number(counted.total), COUNT_LIMIT);
-      // Many matches: walking the newest emails finds a page sooner than sorting every match.
-      if (!totalIsExact) plan = 'newest-first';
-    } else if (hasStoredCount(resolved)) {
-      total = await this.#storedCount(accountId, resolved);
-    } else {
-      const counted = await this.#matching(accountId, resolved, now, 'matches-first')
-        .select((eb) => eb.fn.countAll().as('total'))
-        .executeTakeFirstOrThrow();
-      total = Number(counted.total);
+      const totalIsExact = Number(counted.total) <= COUNT_LIMIT;
+      return {
+        total: Math.min(Number(counted.total), COUNT_LIMIT),
+        totalIsExact,
+        // Many matches: walking the newest emails finds a page sooner than sorting every match.
+        form: !totalIsExact ? 'newest-first' : this.#dialect === 'postgres' ? 'sorted-matches' : 'matches-first',
+      };
     }
-    // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
-    // it reads the GIN matches and sorts them instead.
-    const fewPostgresMatches = this.#dialect === 'postgres' && usesSearchIndex(resolved) && totalIsExact;
-    const pageIds = fewPostgresMatches
-      ? (
-          await this.#db
-            .selectFrom(
-              this.#matching(accountId, resolved, now, plan)
-                .select(['emails.id', 'emails.received_at'])
-                .offset(0)
-                .as('matches'),
-            )
-            .select('matches.id')
-            .orderBy('matches.received_at', 'desc')
-            .orderBy('matches.id', 'desc')
-            .limit(page.limit + 1)
-            .offset(page.offset)
-            .execute()
-        ).map((row) => row.id)
-      : await this.#pageQuery(accountId, resolved, now, plan, page);
-    return { pageIds, total, totalIsExact };
+    if (hasStoredCount(resolved)) {
+      return { total: await this.#storedCount(accountId, resolved), totalIsExact: true, form: 'matches-first' };
+    }
+    const counted = await this.#matching(accountId, resolved, now, 'matches-first')
+      .select((eb) => eb.fn.countAll().as('total'))
+      .executeTakeFirstOrThrow();
+    return { total: Number(counted.total), totalIsExact: true, form: 'matches-first' };
   }
 
   #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan) {
@@ -271,21 +283,35 @@ export class MailService {
   }
 
   /** The page's ids, newest first, one more than the limit. */
-  async #pageQuery(
+  #pageQuery(
     accountId: string,
     filter: MailFilter,
     now: number,
-    plan: SqlitePlan,
+    form: PageForm,
     page: { limit: number; offset: number },
-  ): Promise<string[]> {
-    const rows = await this.#matching(accountId, filter, now, plan)
-      .select('emails.id')
+  ) {
+    if (form === 'sorted-matches') {
+      // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
+      // it reads the GIN matches and sorts them instead.
+      return this.#db
+        .selectFrom(
+          this.#matching(accountId, filter, now, 'matches-first')
+            .select(['emails.id', 'emails.received_at'])
+            .offset(0)
+            .as('matches'),
+        )
+        .select('matches.id as id')
+        .orderBy('matches.received_at', 'desc')
+        .orderBy('matches.id', 'desc')
+        .limit(page.limit + 1)
+        .offset(page.offset);
+    }
+    return this.#matching(accountId, filter, now, form)
+      .select('emails.id as id')
       .orderBy('emails.received_at', 'desc')
       .orderBy('emails.id', 'desc')
       .limit(page.limit + 1)
-      .offset(page.offset)
-      .execute();
-    return rows.map((row) => row.id);
+      .offset(page.offset);
   }
 
   /** The exact total of a filter that hasStoredCount accepts, summed from email_counts. */
@@ -305,9 +331,10 @@ export class MailService {
   }
 
   /**
-   * The database's plan for a list query (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per row:
-   * shows whether a search reads the full-text index. `connection` lets a caller explain on a session whose
-   * planner settings it chose.
+   * The database's plan for the query that finds a list's first page (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on
+   * PostgreSQL), one line per row, in the form `list` would choose for it (it runs the count that decides): shows
+   * whether a search reads the full-text index. `connection` lets a caller explain on a session whose planner
+   * settings it chose.
    */
   async explainList(
     accountId: string,
@@ -315,14 +342,20 @@ export class MailService {
     connection: Db = this.#db,
   ): Promise<string[]> {
     const resolved = await this.#resolve(accountId, filter);
-    const where = mailConditions(this.#dialect, accountId, resolved, this.#clock.now().getTime());
-    const compiled = this.#db
-      .selectFrom('emails')
-      .where((eb) => eb.and(where(eb)))
-      .select('emails.id')
-      .orderBy('emails.received_at', 'desc')
-      .limit(50)
-      .compile();
+    const now = this.#clock.now().getTime();
+    const page = { limit: 50, offset: 0 };
+    const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
+    const compiled =
+      match === undefined
+        ? this.#pageQuery(accountId, resolved, now, (await this.#count(accountId, resolved, now)).form, page).compile()
+        : this.#sqliteMatches(
+            accountId,
+            resolved,
+            match,
+            now,
+            (await this.#rowidFloor(accountId, resolved, now)) ?? undefined,
+            COUNT_LIMIT + 1,
+          ).compile();
     const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
     const result = await connection.executeQuery<Record<string, unknown>>(
       CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]),
