@@ -197,10 +197,15 @@ export class MailService {
    * The lowest rowid the filter's time window can hold (rowids below the account's first email of the window cannot
    * match, so FTS5 seeks past them): undefined without a window, null when the window is empty.
    */
-  async #rowidFloor(accountId: string, filter: MailFilter, now: number): Promise<number | null | undefined> {
+  async #rowidFloor(
+    accountId: string,
+    filter: MailFilter,
+    now: number,
+    db: Db = this.#db,
+  ): Promise<number | null | undefined> {
     const since = receivedSince(filter, now);
     if (since === undefined) return undefined;
-    const row = await this.#db
+    const row = await db
       .selectFrom('emails')
       .select(sql<number | null>`min(emails.rowid)`.as('rowid'))
       .where('emails.account_id', '=', accountId)
@@ -248,9 +253,10 @@ export class MailService {
     accountId: string,
     resolved: MailFilter,
     now: number,
+    db: Db = this.#db,
   ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
     if (usesSearchIndex(resolved)) {
-      const counted = await this.#db
+      const counted = await db
         .selectFrom(
           this.#matching(accountId, resolved, now, 'matches-first')
             .select('emails.id')
@@ -270,7 +276,8 @@ export class MailService {
     if (hasStoredCount(resolved)) {
       return { total: await this.#storedCount(accountId, resolved), totalIsExact: true, form: 'matches-first' };
     }
-    const counted = await this.#matching(accountId, resolved, now, 'matches-first')
+    const counted = await db
+      .selectFrom(this.#matching(accountId, resolved, now, 'matches-first').select('emails.id').as('listed'))
       .select((eb) => eb.fn.countAll().as('total'))
       .executeTakeFirstOrThrow();
     return { total: Number(counted.total), totalIsExact: true, form: 'matches-first' };
@@ -347,13 +354,19 @@ export class MailService {
     const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
     const compiled =
       match === undefined
-        ? this.#pageQuery(accountId, resolved, now, (await this.#count(accountId, resolved, now)).form, page).compile()
+        ? this.#pageQuery(
+            accountId,
+            resolved,
+            now,
+            (await this.#count(accountId, resolved, now, connection)).form,
+            page,
+          ).compile()
         : this.#sqliteMatches(
             accountId,
             resolved,
             match,
             now,
-            (await this.#rowidFloor(accountId, resolved, now)) ?? undefined,
+            (await this.#rowidFloor(accountId, resolved, now, connection)) ?? undefined,
             COUNT_LIMIT + 1,
           ).compile();
     const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
