@@ -3,9 +3,15 @@
  * inserts, so the search index triggers or generated column do their real work), then times 10 representative
  * searches through the mail service and the list endpoint over loopback HTTP, and reports the database size.
  *   SEARCH_MESSAGES=1000000 (default)   how many emails to generate
+ *   SEARCH_KEEP=1                       keep the loaded database for the next run with SEARCH_KEEP=1, which reuses it
+ *                                       (pending migrations apply to it) when it holds SEARCH_MESSAGES emails, and
+ *                                       otherwise loads it again. At most one is kept per database: the SQLite file
+ *                                       in $TMPDIR/mailroom-search-bench-kept, the PostgreSQL schema bench_search_kept.
+ *                                       A run without SEARCH_KEEP drops the kept one first, so it leaves nothing
+ *                                       behind. A reused database reports the load time as 0.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -28,6 +34,7 @@ export interface QueryTiming {
 export interface SearchBenchResult {
   database: 'sqlite' | 'postgres';
   messages: number;
+  /** 0 when a kept database was reused (SEARCH_KEEP). */
   loadSeconds: number;
   databaseMegabytes: number;
   queries: QueryTiming[];
@@ -100,6 +107,10 @@ function words(next: () => number, count: number): string {
   return Array.from({ length: count }, () => zipfWord(next)).join(' ');
 }
 
+function generatedId(i: number): string {
+  return `email_bench${String(i).padStart(10, '0')}`;
+}
+
 /** Email `i` of `total`: received in the year before `now`, oldest first. */
 function generateEmail(
   i: number,
@@ -127,7 +138,7 @@ function generateEmail(
   const addresses = (address: string, name: string | null) =>
     JSON.stringify({ text: name ? `${name} <${address}>` : address, addresses: [{ address, name }] });
   return {
-    id: `email_bench${String(i).padStart(10, '0')}`,
+    id: generatedId(i),
     account_id: accountId,
     domain_id: domainIds[domainIndex]!,
     address_id: null,
@@ -233,11 +244,26 @@ async function databaseMegabytes(app: App, dataDir: string): Promise<number> {
   return Math.round(Number(rows[0]!.bytes) / 1024 / 1024);
 }
 
-export async function runSearchBench(options: { databaseUrl?: string; messages?: number }): Promise<SearchBenchResult> {
-  const messages = options.messages ?? Number(process.env.SEARCH_MESSAGES ?? 1_000_000);
-  const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-search-bench-'));
-  const schema = options.databaseUrl ? `bench_search_${randomBytes(4).toString('hex')}` : undefined;
-  const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
+const KEPT_DIR = join(tmpdir(), 'mailroom-search-bench-kept');
+const KEPT_SCHEMA = 'bench_search_kept';
+
+async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops what a run with SEARCH_KEEP left for this database. */
+async function dropKept(databaseUrl: string | undefined): Promise<void> {
+  if (databaseUrl) await dropSchema(databaseUrl, KEPT_SCHEMA);
+  else await rm(KEPT_DIR, { recursive: true, force: true });
+}
+
+async function openApp(dataDir: string, apiKey: string, databaseUrl?: string, schema?: string): Promise<App> {
   const app = await createApp(
     loadConfig({
       PORT: '0',
@@ -249,11 +275,43 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
       MX_HOST: 'mx.bench.test',
       LOG_LEVEL: 'warn',
       SQLITE_SYNCHRONOUS: 'NORMAL',
-      ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema! } : {}),
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema! } : {}),
     }),
   );
+  await app.accounts.ensureKey('default', apiKey);
+  return app;
+}
+
+/** The `now` a kept database was generated with: email 0 was received a year before it. */
+async function keptNow(app: App, messages: number): Promise<number | undefined> {
+  const { db } = app.database;
+  const counted = await db
+    .selectFrom('emails')
+    .select((eb) => eb.fn.countAll().as('total'))
+    .executeTakeFirstOrThrow();
+  if (Number(counted.total) !== messages) return undefined;
+  const first = await db.selectFrom('emails').select('received_at').where('id', '=', generatedId(0)).executeTakeFirst();
+  return first && Date.parse(first.received_at) + 365 * DAY;
+}
+
+export async function runSearchBench(options: { databaseUrl?: string; messages?: number }): Promise<SearchBenchResult> {
+  const messages = options.messages ?? Number(process.env.SEARCH_MESSAGES ?? 1_000_000);
+  const keep = process.env.SEARCH_KEEP === '1';
+  const { databaseUrl } = options;
+  if (!keep) await dropKept(databaseUrl);
+  const dataDir = keep && !databaseUrl ? KEPT_DIR : await mkdtemp(join(tmpdir(), 'mailroom-search-bench-'));
+  await mkdir(dataDir, { recursive: true });
+  const schema = databaseUrl ? (keep ? KEPT_SCHEMA : `bench_search_${randomBytes(4).toString('hex')}`) : undefined;
+  const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
+  let app = await openApp(dataDir, apiKey, databaseUrl, schema);
+  const reusedNow = keep ? await keptNow(app, messages) : undefined;
+  if (keep && reusedNow === undefined) {
+    await app.close();
+    await dropKept(databaseUrl);
+    await mkdir(dataDir, { recursive: true });
+    app = await openApp(dataDir, apiKey, databaseUrl, schema);
+  }
   try {
-    await app.accounts.ensureKey('default', apiKey);
     const { httpUrl } = await app.start();
     const { db } = app.database;
     const account = await db
@@ -261,45 +319,47 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
       .select('id')
       .where('name', '=', 'default')
       .executeTakeFirstOrThrow();
-    const now = Date.now();
+    const now = reusedNow ?? Date.now();
     const domainIds = DOMAINS.map((_, i) => `dom_bench${i}`);
-    await db
-      .insertInto('domains')
-      .values(
-        DOMAINS.map((domain, i) => ({
-          id: domainIds[i]!,
-          account_id: account.id,
-          domain,
-          status: 'verified' as const,
-          verification_token: null,
-          parent_domain_id: null,
-          can_receive_emails: 1 as const,
-          has_mx_records: 1 as const,
-          domain_provider: null,
-          provider_confidence: null,
-          last_dns_check: null,
-          is_catch_all_enabled: 0 as const,
-          catch_all_endpoint_id: null,
-          receive_dmarc_emails: 0 as const,
-          verified_at: null,
-          created_at: new Date(now).toISOString(),
-          updated_at: new Date(now).toISOString(),
-        })),
-      )
-      .execute();
-
-    const loadStart = performance.now();
-    for (let start = 0; start < messages; start += BATCH) {
-      const rows = [];
-      for (let i = start; i < Math.min(messages, start + BATCH); i++) {
-        rows.push(generateEmail(i, messages, now, account.id, domainIds));
+    let loadSeconds = 0;
+    if (reusedNow === undefined) {
+      await db
+        .insertInto('domains')
+        .values(
+          DOMAINS.map((domain, i) => ({
+            id: domainIds[i]!,
+            account_id: account.id,
+            domain,
+            status: 'verified' as const,
+            verification_token: null,
+            parent_domain_id: null,
+            can_receive_emails: 1 as const,
+            has_mx_records: 1 as const,
+            domain_provider: null,
+            provider_confidence: null,
+            last_dns_check: null,
+            is_catch_all_enabled: 0 as const,
+            catch_all_endpoint_id: null,
+            receive_dmarc_emails: 0 as const,
+            verified_at: null,
+            created_at: new Date(now).toISOString(),
+            updated_at: new Date(now).toISOString(),
+          })),
+        )
+        .execute();
+      const loadStart = performance.now();
+      for (let start = 0; start < messages; start += BATCH) {
+        const rows = [];
+        for (let i = start; i < Math.min(messages, start + BATCH); i++) {
+          rows.push(generateEmail(i, messages, now, account.id, domainIds));
+        }
+        await db.insertInto('emails').values(rows).execute();
       }
-      await db.insertInto('emails').values(rows).execute();
+      // What autovacuum leaves a settled table with: statistics and a visibility map (index-only counts need it).
+      if (app.database.kind === 'postgres') await sql`vacuum analyze emails`.execute(db);
+      else await sql`pragma optimize`.execute(db);
+      loadSeconds = Math.round((performance.now() - loadStart) / 100) / 10;
     }
-    // What autovacuum leaves a settled table with: statistics and a visibility map (index-only counts need it).
-    if (app.database.kind === 'postgres') await sql`vacuum analyze emails`.execute(db);
-    else await sql`pragma optimize`.execute(db);
-    const loadSeconds = Math.round((performance.now() - loadStart) / 100) / 10;
 
     const page = { limit: 50, offset: 0 };
     const recent = new Date(now - 30 * DAY).toISOString().slice(0, 10);
@@ -360,13 +420,8 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
     };
   } finally {
     await app.close();
-    await rm(dataDir, { recursive: true, force: true });
-    if (schema && options.databaseUrl) {
-      const client = new pg.Client({ connectionString: options.databaseUrl });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    }
+    if (dataDir !== KEPT_DIR) await rm(dataDir, { recursive: true, force: true });
+    if (databaseUrl && schema !== KEPT_SCHEMA) await dropSchema(databaseUrl, schema!);
   }
 }
 
@@ -377,7 +432,7 @@ export function formatSearch(result: SearchBenchResult): string {
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return [
-    `search, ${result.database}: ${result.messages} emails loaded in ${result.loadSeconds} s, database ${result.databaseMegabytes} MB`,
+    `search, ${result.database}: ${result.messages} emails ${result.loadSeconds > 0 ? `loaded in ${result.loadSeconds} s` : 'in the kept database'}, database ${result.databaseMegabytes} MB`,
     ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
     `plan (rare word): ${result.plan.join(' | ')}`,
   ].join('\n');

@@ -217,6 +217,20 @@ export interface DeliveryAttemptsTable {
   recipients: string | null;
 }
 
+/**
+ * Exact email counts by the unsearched list filters (migration 0007), kept by triggers; a count is the sum over its
+ * shards. `domain_id` is '' for emails without a domain.
+ */
+export interface EmailCountsTable {
+  account_id: string;
+  domain_id: string;
+  is_archived: Flag;
+  parse_success: Flag;
+  is_read: Flag;
+  shard: number;
+  count: number | string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -227,6 +241,7 @@ export interface Database {
   email_addresses: EmailAddressesTable;
   threads: ThreadsTable;
   emails: EmailsTable;
+  email_counts: EmailCountsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
 }

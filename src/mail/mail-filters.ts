@@ -1,7 +1,7 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/index.ts';
 import { parseSearch, searchWords } from './search-query.ts';
-import { addressCondition, type SqlDialect, type SqlitePlan, textConditions } from './search-sql.ts';
+import { addressCondition, ftsExpression, type SqlDialect, type SqlitePlan, textConditions } from './search-sql.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
@@ -57,7 +57,7 @@ function addressConditions(
   if (words.length === 0) return [sql<SqlBool>`1 = 0`];
   const needle = JSON.stringify({ address }).slice(1, -1);
   return [
-    addressCondition(dialect, words, plan),
+    ...addressCondition(dialect, words, plan),
     eb.or([
       sql<SqlBool>`lower(emails.from_address) = ${address}`,
       eb('emails.recipient', '=', address),
@@ -74,10 +74,41 @@ export function usesSearchIndex(filter: MailFilter): boolean {
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some((term) => !term.negated);
 }
 
-/** Whether the filter only wants recent mail (a time range or `after:`), which is where a newest-first walk starts. */
-export function wantsRecentMail(filter: MailFilter): boolean {
-  if (filter.timeRange) return true;
-  return Boolean(filter.search?.trim()) && parseSearch(filter.search!).filters.some((f) => f.kind === 'after');
+/**
+ * Whether the email_counts table holds the filter's exact total: it counts by account, domain, archived, parse
+ * status and read state only, so any search, address, time window or id list needs the emails counted.
+ */
+export function hasStoredCount(filter: MailFilter): boolean {
+  const domain = filter.domain?.trim().toLowerCase();
+  return (
+    !filter.search?.trim() &&
+    filter.emailAddress === undefined &&
+    filter.timeRange === undefined &&
+    filter.ids === undefined &&
+    filter.threadId === undefined &&
+    (!domain || domain === 'all' || filter.domainIds !== undefined)
+  );
+}
+
+/**
+ * The FTS5 expression SQLite's `fts-joined` plan matches: the search's words and the address's together. Undefined
+ * when the filter does not use the index or its address has no words (it then matches nothing).
+ */
+export function ftsMatchOf(filter: MailFilter): string | undefined {
+  if (!usesSearchIndex(filter)) return undefined;
+  const terms = filter.search?.trim() ? parseSearch(filter.search).terms : [];
+  if (filter.emailAddress === undefined) return ftsExpression(terms, undefined);
+  const words = searchWords(filter.emailAddress.trim().toLowerCase());
+  return words.length > 0 ? ftsExpression(terms, words) : undefined;
+}
+
+/** The earliest received_at the filter allows (its time range or `after:`), if it has one. */
+export function receivedSince(filter: MailFilter, now: number): string | undefined {
+  const bounds = filter.search?.trim()
+    ? parseSearch(filter.search).filters.flatMap((condition) => (condition.kind === 'after' ? [condition.at] : []))
+    : [];
+  if (filter.timeRange) bounds.push(new Date(now - TIME_RANGE_MS[filter.timeRange]).toISOString());
+  return bounds.sort().at(-1);
 }
 
 /**
@@ -97,7 +128,7 @@ export function mailConditions(
   return (eb) => {
     // SQLite has no statistics to tell it that a word is rarer than an account's mail; with the account test kept
     // off its index (unary +), a search starts from the FTS5 matches and looks the emails up by rowid.
-    const searchLeads = dialect === 'sqlite' && plan === 'matches-first' && usesSearchIndex(filter);
+    const searchLeads = dialect === 'sqlite' && plan !== 'newest-first' && usesSearchIndex(filter);
     const conditions: Expression<SqlBool>[] = [
       searchLeads ? sql<SqlBool>`+emails.account_id = ${accountId}` : eb('emails.account_id', '=', accountId),
     ];

@@ -1,9 +1,16 @@
 import type { Readable } from 'node:stream';
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, type SqlBool, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
-import { type MailFilter, mailConditions, usesSearchIndex, wantsRecentMail } from './mail-filters.ts';
+import {
+  ftsMatchOf,
+  hasStoredCount,
+  type MailFilter,
+  mailConditions,
+  receivedSince,
+  usesSearchIndex,
+} from './mail-filters.ts';
 import {
   checkE2Reply,
   checkReply,
@@ -57,6 +64,18 @@ export interface MailList {
   hasMore: boolean;
 }
 
+/**
+ * How a page is read: a SqlitePlan, or `sorted-matches` (PostgreSQL with few matches: every GIN match, sorted).
+ */
+type PageForm = SqlitePlan | 'sorted-matches';
+
+/** A page's ids, one more than its limit when there are more, and the list's total. */
+interface FoundPage {
+  pageIds: string[];
+  total: number;
+  totalIsExact: boolean;
+}
+
 export interface EmailDetail {
   email: StoredEmail;
   /** The raw message when it is at most RAW_CONTENT_MAX_BYTES; otherwise omitted. */
@@ -99,7 +118,7 @@ export class MailService {
   /**
    * Newest first. `emailId` stands for every email of that email's thread. A list narrowed through the search
    * index counts at most COUNT_LIMIT matches (`totalIsExact` is false beyond that), so a broad search costs the
-   * same as a narrow one; other lists count exactly.
+   * same as a narrow one; other lists count exactly, from the kept counts where the filter allows (hasStoredCount).
    */
   async list(
     accountId: string,
@@ -108,56 +127,12 @@ export class MailService {
   ): Promise<MailList> {
     const resolved = await this.#resolve(accountId, filter);
     const now = this.#clock.now().getTime();
-    const query = (plan: SqlitePlan) =>
-      this.#db
-        .selectFrom('emails')
-        .where((eb) => eb.and(mailConditions(this.#dialect, accountId, resolved, now, plan)(eb)));
-    let total: number;
-    let totalIsExact = true;
-    let plan: SqlitePlan = 'matches-first';
-    if (usesSearchIndex(resolved)) {
-      // Matches come out of FTS5 oldest first, so a count limited to recent mail starts from the newest instead.
-      const countPlan: SqlitePlan = wantsRecentMail(resolved) ? 'newest-first' : 'matches-first';
-      const counted = await this.#db
-        .selectFrom(
-          query(countPlan)
-            .select('emails.id')
-            .limit(COUNT_LIMIT + 1)
-            .as('matches'),
-        )
-        .select((eb) => eb.fn.countAll().as('total'))
-        .executeTakeFirstOrThrow();
-      totalIsExact = Number(counted.total) <= COUNT_LIMIT;
-      total = Math.min(Number(counted.total), COUNT_LIMIT);
-      // Many matches: walking the newest emails finds a page sooner than sorting every match.
-      if (!totalIsExact) plan = 'newest-first';
-    } else {
-      const counted = await query('matches-first')
-        .select((eb) => eb.fn.countAll().as('total'))
-        .executeTakeFirstOrThrow();
-      total = Number(counted.total);
-    }
-    // The page's ids first: sorting narrow rows is cheap, and only the page's rows are read in full.
-    const fewPostgresMatches = this.#dialect === 'postgres' && usesSearchIndex(resolved) && totalIsExact;
-    const pageIds = fewPostgresMatches
-      ? // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
-        // it reads the GIN matches and sorts them instead.
-        await this.#db
-          .selectFrom(query(plan).select(['emails.id', 'emails.received_at']).offset(0).as('matches'))
-          .select('matches.id')
-          .orderBy('matches.received_at', 'desc')
-          .orderBy('matches.id', 'desc')
-          .limit(page.limit + 1)
-          .offset(page.offset)
-          .execute()
-      : await query(plan)
-          .select('emails.id')
-          .orderBy('emails.received_at', 'desc')
-          .orderBy('emails.id', 'desc')
-          .limit(page.limit + 1)
-          .offset(page.offset)
-          .execute();
-    const ids = pageIds.slice(0, page.limit).map((row) => row.id);
+    const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
+    const found =
+      match === undefined
+        ? await this.#findPage(accountId, resolved, now, page)
+        : await this.#findSqliteMatches(accountId, resolved, match, now, page);
+    const ids = found.pageIds.slice(0, page.limit);
     const rows =
       ids.length === 0
         ? []
@@ -170,16 +145,203 @@ export class MailService {
     const byId = new Map(rows.map((row) => [row.id, row]));
     return {
       emails: ids.map((id) => toSummary(byId.get(id)!)),
-      total,
-      totalIsExact,
-      hasMore: pageIds.length > page.limit,
+      total: found.total,
+      totalIsExact: found.totalIsExact,
+      hasMore: found.pageIds.length > page.limit,
     };
   }
 
   /**
-   * The database's plan for a list query (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per row:
-   * shows whether a search reads the full-text index. `connection` lets a caller explain on a session whose
-   * planner settings it chose.
+   * SQLite, a search through the index: one pass takes the matches out of FTS5 highest rowid first, which stops as
+   * soon as it has COUNT_LIMIT + 1 (or the page's depth) and so never reads a common word's whole list, and counts
+   * them. Fewer than that are every match, sorted here. Otherwise the newest page among them is the real one unless
+   * an email with a lower rowid than all of them was received as late as the page's last (rowids follow arrival, so
+   * only mail stored out of order); then the newest emails are walked instead.
+   */
+  async #findSqliteMatches(
+    accountId: string,
+    filter: MailFilter,
+    match: string,
+    now: number,
+    page: { limit: number; offset: number },
+  ): Promise<FoundPage> {
+    const depth = page.offset + page.limit + 1;
+    const wanted = Math.max(COUNT_LIMIT + 1, depth);
+    const floor = await this.#rowidFloor(accountId, filter, now);
+    if (floor === null) return { pageIds: [], total: 0, totalIsExact: true };
+    const matches = await this.#sqliteMatches(accountId, filter, match, now, floor, wanted).execute();
+    const total = Math.min(matches.length, COUNT_LIMIT);
+    const totalIsExact = matches.length <= COUNT_LIMIT;
+    // The list's order (received_at, then id, both descending); both are ASCII, so this compares as SQLite does.
+    const newest = matches.toSorted((a, b) =>
+      a.received_at === b.received_at ? (a.id < b.id ? 1 : -1) : a.received_at < b.received_at ? 1 : -1,
+    );
+    if (matches.length === wanted) {
+      const straggler = await this.#db
+        .selectFrom('emails')
+        .select('emails.id')
+        .where('emails.account_id', '=', accountId)
+        .where('emails.received_at', '>=', newest[depth - 1]!.received_at)
+        .where(sql<SqlBool>`emails.rowid < ${matches.at(-1)!.rowid}`)
+        .limit(1)
+        .executeTakeFirst();
+      if (straggler) {
+        const pageIds = await this.#pageQuery(accountId, filter, now, 'newest-first', page).execute();
+        return { pageIds: pageIds.map((row) => row.id), total, totalIsExact };
+      }
+    }
+    return { pageIds: newest.slice(page.offset, depth).map((row) => row.id), total, totalIsExact };
+  }
+
+  /**
+   * The lowest rowid the filter's time window can hold (rowids below the account's first email of the window cannot
+   * match, so FTS5 seeks past them): undefined without a window, null when the window is empty.
+   */
+  async #rowidFloor(
+    accountId: string,
+    filter: MailFilter,
+    now: number,
+    db: Db = this.#db,
+  ): Promise<number | null | undefined> {
+    const since = receivedSince(filter, now);
+    if (since === undefined) return undefined;
+    const row = await db
+      .selectFrom('emails')
+      .select(sql<number | null>`min(emails.rowid)`.as('rowid'))
+      .where('emails.account_id', '=', accountId)
+      .where('emails.received_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return row.rowid;
+  }
+
+  /** SQLite's `fts-joined` plan: the filter's matches, highest rowid first, straight out of FTS5. */
+  #sqliteMatches(
+    accountId: string,
+    filter: MailFilter,
+    match: string,
+    now: number,
+    floor: number | undefined,
+    wanted: number,
+  ) {
+    return this.#db
+      .selectFrom('emails')
+      .innerJoin(sql<{ rowid: number }>`emails_fts`.as('emails_fts'), (join) =>
+        join.on(sql<SqlBool>`emails_fts.rowid = emails.rowid`),
+      )
+      .select(['emails.id', 'emails.received_at', sql<number>`emails.rowid`.as('rowid')])
+      .where(sql<SqlBool>`emails_fts match ${match}`)
+      .$if(floor !== undefined, (query) => query.where(sql<SqlBool>`emails_fts.rowid >= ${floor}`))
+      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, 'fts-joined')(eb)))
+      .orderBy(sql`emails_fts.rowid`, 'desc')
+      .limit(wanted);
+  }
+
+  /** The page's ids (one more than the limit, to tell hasMore) and the total, for any list. */
+  async #findPage(
+    accountId: string,
+    resolved: MailFilter,
+    now: number,
+    page: { limit: number; offset: number },
+  ): Promise<FoundPage> {
+    const { total, totalIsExact, form } = await this.#count(accountId, resolved, now);
+    const rows = await this.#pageQuery(accountId, resolved, now, form, page).execute();
+    return { pageIds: rows.map((row) => row.id), total, totalIsExact };
+  }
+
+  /** The list's total, and the form of page query that suits it. */
+  async #count(
+    accountId: string,
+    resolved: MailFilter,
+    now: number,
+    db: Db = this.#db,
+  ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
+    if (usesSearchIndex(resolved)) {
+      const counted = await db
+        .selectFrom(
+          this.#matching(accountId, resolved, now, 'matches-first')
+            .select('emails.id')
+            .limit(COUNT_LIMIT + 1)
+            .as('matches'),
+        )
+        .select((eb) => eb.fn.countAll().as('total'))
+        .executeTakeFirstOrThrow();
+      const totalIsExact = Number(counted.total) <= COUNT_LIMIT;
+      return {
+        total: Math.min(Number(counted.total), COUNT_LIMIT),
+        totalIsExact,
+        // Many matches: walking the newest emails finds a page sooner than sorting every match.
+        form: !totalIsExact ? 'newest-first' : this.#dialect === 'postgres' ? 'sorted-matches' : 'matches-first',
+      };
+    }
+    if (hasStoredCount(resolved)) {
+      return { total: await this.#storedCount(accountId, resolved), totalIsExact: true, form: 'matches-first' };
+    }
+    const counted = await db
+      .selectFrom(this.#matching(accountId, resolved, now, 'matches-first').select('emails.id').as('listed'))
+      .select((eb) => eb.fn.countAll().as('total'))
+      .executeTakeFirstOrThrow();
+    return { total: Number(counted.total), totalIsExact: true, form: 'matches-first' };
+  }
+
+  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan) {
+    return this.#db
+      .selectFrom('emails')
+      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, plan)(eb)));
+  }
+
+  /** The page's ids, newest first, one more than the limit. */
+  #pageQuery(
+    accountId: string,
+    filter: MailFilter,
+    now: number,
+    form: PageForm,
+    page: { limit: number; offset: number },
+  ) {
+    if (form === 'sorted-matches') {
+      // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
+      // it reads the GIN matches and sorts them instead.
+      return this.#db
+        .selectFrom(
+          this.#matching(accountId, filter, now, 'matches-first')
+            .select(['emails.id', 'emails.received_at'])
+            .offset(0)
+            .as('matches'),
+        )
+        .select('matches.id as id')
+        .orderBy('matches.received_at', 'desc')
+        .orderBy('matches.id', 'desc')
+        .limit(page.limit + 1)
+        .offset(page.offset);
+    }
+    return this.#matching(accountId, filter, now, form)
+      .select('emails.id as id')
+      .orderBy('emails.received_at', 'desc')
+      .orderBy('emails.id', 'desc')
+      .limit(page.limit + 1)
+      .offset(page.offset);
+  }
+
+  /** The exact total of a filter that hasStoredCount accepts, summed from email_counts. */
+  async #storedCount(accountId: string, filter: MailFilter): Promise<number> {
+    if (filter.domainIds?.length === 0) return 0;
+    const archived = filter.archived ?? 'exclude';
+    let query = this.#db
+      .selectFrom('email_counts')
+      .select(sql<string | number | null>`sum(count)`.as('total'))
+      .where('account_id', '=', accountId);
+    if (archived !== 'include') query = query.where('is_archived', '=', archived === 'only' ? 1 : 0);
+    if (filter.parseSuccess !== undefined) query = query.where('parse_success', '=', filter.parseSuccess ? 1 : 0);
+    if (filter.isRead !== undefined) query = query.where('is_read', '=', filter.isRead ? 1 : 0);
+    if (filter.domainIds) query = query.where('domain_id', 'in', filter.domainIds);
+    const row = await query.executeTakeFirstOrThrow();
+    return Number(row.total ?? 0);
+  }
+
+  /**
+   * The database's plan for the query that finds a list's first page (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on
+   * PostgreSQL), one line per row, in the form `list` would choose for it (it runs the count that decides): shows
+   * whether a search reads the full-text index. `connection` lets a caller explain on a session whose planner
+   * settings it chose.
    */
   async explainList(
     accountId: string,
@@ -187,14 +349,26 @@ export class MailService {
     connection: Db = this.#db,
   ): Promise<string[]> {
     const resolved = await this.#resolve(accountId, filter);
-    const where = mailConditions(this.#dialect, accountId, resolved, this.#clock.now().getTime());
-    const compiled = this.#db
-      .selectFrom('emails')
-      .where((eb) => eb.and(where(eb)))
-      .select('emails.id')
-      .orderBy('emails.received_at', 'desc')
-      .limit(50)
-      .compile();
+    const now = this.#clock.now().getTime();
+    const page = { limit: 50, offset: 0 };
+    const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
+    const compiled =
+      match === undefined
+        ? this.#pageQuery(
+            accountId,
+            resolved,
+            now,
+            (await this.#count(accountId, resolved, now, connection)).form,
+            page,
+          ).compile()
+        : this.#sqliteMatches(
+            accountId,
+            resolved,
+            match,
+            now,
+            (await this.#rowidFloor(accountId, resolved, now, connection)) ?? undefined,
+            COUNT_LIMIT + 1,
+          ).compile();
     const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
     const result = await connection.executeQuery<Record<string, unknown>>(
       CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]),

@@ -47,9 +47,37 @@ function pgMatch({ fields, words, prefix }: WordMatch): string {
 /**
  * Which side SQLite starts from: `matches-first` reads the FTS5 matches and looks each email up by rowid (best when
  * matches are few); `newest-first` walks the account's newest emails and keeps those in the match list (best when
- * matches are many, as the page fills after a short walk). PostgreSQL's planner makes this choice itself.
+ * matches are many, as the page fills after a short walk); `fts-joined` leaves the index out of the conditions
+ * because the caller joins `emails_fts` and matches ftsExpression itself. PostgreSQL's planner makes this choice
+ * itself.
  */
-export type SqlitePlan = 'matches-first' | 'newest-first';
+export type SqlitePlan = 'matches-first' | 'newest-first' | 'fts-joined';
+
+function ftsTerms(positive: WordMatch[], negative: WordMatch[]): string {
+  // FTS5 applies NOT while merging its lists, far cheaper than testing each email against the negated words.
+  const any = (matches: WordMatch[]) => `(${matches.map(ftsMatch).join(' OR ')})`;
+  return positive.length > 0
+    ? `(${positive.map(ftsMatch).join(' AND ')})${negative.length > 0 ? ` NOT ${any(negative)}` : ''}`
+    : any(negative);
+}
+
+function wordMatches(terms: TextTerm[], negated: boolean): WordMatch[] {
+  return terms
+    .filter((term) => term.negated === negated)
+    .map((term) => ({ fields: [term.field], words: term.words, prefix: term.prefix }));
+}
+
+const ADDRESS_FIELDS: SearchField[] = ['sender', 'recipients'];
+
+/**
+ * One FTS5 expression for a search's text terms and an address's words (see addressCondition), for a query that
+ * joins `emails_fts`; there must be a positive term or an address.
+ */
+export function ftsExpression(terms: TextTerm[], addressWords: string[] | undefined): string {
+  const positive = wordMatches(terms, false);
+  if (addressWords) positive.push({ fields: ADDRESS_FIELDS, words: addressWords, prefix: false });
+  return ftsTerms(positive, wordMatches(terms, true));
+}
 
 function inIndex(
   dialect: SqlDialect,
@@ -58,12 +86,7 @@ function inIndex(
   plan: SqlitePlan,
 ): RawBuilder<SqlBool> {
   if (dialect === 'sqlite') {
-    // FTS5 applies NOT while merging its lists, far cheaper than testing each email against the negated words.
-    const any = (matches: WordMatch[]) => `(${matches.map(ftsMatch).join(' OR ')})`;
-    const expression =
-      positive.length > 0
-        ? `(${positive.map(ftsMatch).join(' AND ')})${negative.length > 0 ? ` NOT ${any(negative)}` : ''}`
-        : any(negative);
+    const expression = ftsTerms(positive, negative);
     // Unary + keeps SQLite from driving the query by rowid, so it walks the newest emails instead.
     const rowid = sql.raw(plan === 'newest-first' ? '+emails.rowid' : 'emails.rowid');
     const matching = sql<SqlBool>`${rowid} in (select rowid from emails_fts where emails_fts match ${expression})`;
@@ -78,13 +101,14 @@ function inIndex(
 
 /** The condition the text terms of a search add: all positive terms match, and no negated one does. */
 export function textConditions(dialect: SqlDialect, terms: TextTerm[], plan: SqlitePlan): RawBuilder<SqlBool>[] {
-  const toMatch = (term: TextTerm): WordMatch => ({ fields: [term.field], words: term.words, prefix: term.prefix });
-  const positive = terms.filter((term) => !term.negated).map(toMatch);
-  const negative = terms.filter((term) => term.negated).map(toMatch);
-  return positive.length + negative.length > 0 ? [inIndex(dialect, positive, negative, plan)] : [];
+  const positive = wordMatches(terms, false);
+  const negative = wordMatches(terms, true);
+  if (positive.length + negative.length === 0 || (dialect === 'sqlite' && plan === 'fts-joined')) return [];
+  return [inIndex(dialect, positive, negative, plan)];
 }
 
 /** Narrows to emails whose sender or recipients contain the address's words in order (checked exactly after). */
-export function addressCondition(dialect: SqlDialect, words: string[], plan: SqlitePlan): RawBuilder<SqlBool> {
-  return inIndex(dialect, [{ fields: ['sender', 'recipients'], words, prefix: false }], [], plan);
+export function addressCondition(dialect: SqlDialect, words: string[], plan: SqlitePlan): RawBuilder<SqlBool>[] {
+  if (dialect === 'sqlite' && plan === 'fts-joined') return [];
+  return [inIndex(dialect, [{ fields: ADDRESS_FIELDS, words, prefix: false }], [], plan)];
 }

@@ -52,4 +52,24 @@ describe('a search counts at most 1,000 matches', () => {
     const e2 = await world.api.get('/api/e2/emails?search=capword&limit=1');
     assert.deepEqual(e2.body.pagination, { limit: 1, offset: 0, total: 1000, has_more: true, total_is_exact: false });
   });
+
+  test('an email stored before the others but received after them (as recovery can store mail) leads the page', async () => {
+    const oldest = ids((await world.api.get('/api/v2/mail?limit=1&offset=1099')).body)[0]!;
+    await world.server.app.database.db
+      .updateTable('emails')
+      .set({ received_at: new Date(Date.now() + 60_000).toISOString() })
+      .where('id', '=', oldest)
+      .execute();
+    const unsearched = await world.api.get('/api/v2/mail?limit=100');
+    assert.equal(ids(unsearched.body)[0], oldest);
+    const searched = await world.api.get('/api/v2/mail?limit=100&search=capword');
+    assert.deepEqual(ids(searched.body), ids(unsearched.body));
+    assert.deepEqual(searched.body.pagination, {
+      total: 1000,
+      limit: 100,
+      offset: 0,
+      hasMore: true,
+      totalIsExact: false,
+    });
+  });
 });
