@@ -67,7 +67,10 @@ export class GroupCommitter {
 
   private flush() {
     while (this.running < this.concurrency && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+      // Spread what is queued over the free transactions: one transaction taking it all would run its statements
+      // one after another while the other connections sat idle.
+      const free = this.concurrency - this.running;
+      const batch = this.queue.splice(0, Math.min(this.maxBatch, Math.ceil(this.queue.length / free)));
       this.running++;
       this.commit(batch).finally(() => {
         this.running--;
