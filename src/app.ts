@@ -79,7 +79,6 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   });
   const router = new RoutingService({ db, subaddressing: config.subaddressing });
   const ingest = createIngestService({
-    db,
     database: config.database,
     blobs,
     resolveDns: dns.raw,
@@ -87,8 +86,6 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     analysisWorkers: config.smtp.ingestWorkers,
     logger,
     mxHost: config.mxHost,
-    // PostgreSQL commits in parallel, leaving two pooled connections for everything else.
-    commitConcurrency: config.database.kind === 'postgres' ? Math.max(1, config.database.poolSize - 2) : 1,
   });
   const smtp = createSmtpReceiver({
     router,

@@ -3,15 +3,13 @@ import { availableParallelism } from 'node:os';
 import type { BlobStore } from '../blobs/index.ts';
 import type { DatabaseConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
 import type { Analysis, AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
-import { type AcceptedRoute, type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
-import { GroupCommitter } from './group-committer.ts';
+import type { AcceptedRoute, PreparedMessage, WrittenEmail } from './email-writer.ts';
 import { parseMessage } from './message-parser.ts';
 import { receivedHeader } from './received-header.ts';
-import type { SqliteWriterData, WriteRequest } from './sqlite-writer.ts';
 import { createVerdictChecker, type RawResolver } from './verdicts.ts';
 import { WorkerPool } from './worker-pool.ts';
+import type { WriteRequest, WriterThreadData } from './writer-thread.ts';
 
 /** One message as SMTP received it, with the route decided for each accepted recipient. */
 export interface IncomingMessage {
@@ -37,8 +35,7 @@ export interface IngestResult {
 }
 
 export interface IngestDependencies {
-  db: Db;
-  /** On SQLite, ingest writes through a connection of its own on a writer thread (see sqlite-writer.ts). */
+  /** Ingest writes through connections of its own, on a writer thread (see writer-thread.ts). */
   database: DatabaseConfig;
   blobs: BlobStore;
   /** Used by inline analysis (analysisWorkers 0); workers build their own resolver from `dnsServers`. */
@@ -52,8 +49,6 @@ export interface IngestDependencies {
   logger: Logger;
   /** The host name written into Received: and Authentication-Results:. */
   mxHost: string;
-  /** PostgreSQL transactions that may commit at once. */
-  commitConcurrency?: number;
 }
 
 export type CommittedListener = (emails: WrittenEmail[]) => void;
@@ -78,7 +73,9 @@ export function createIngestService(deps: IngestDependencies) {
           mxHost: deps.mxHost,
         } satisfies AnalysisWorkerData)
       : null;
-  const commit = committerFor(deps);
+  const writer = new WorkerPool<WriteRequest, WrittenEmail[]>(new URL('./writer-thread.ts', import.meta.url), 1, {
+    database: deps.database,
+  } satisfies WriterThreadData);
 
   async function analyze(raw: Buffer, message: IncomingMessage): Promise<Analysis> {
     const request = {
@@ -144,7 +141,7 @@ export function createIngestService(deps: IngestDependencies) {
 
     let emails: WrittenEmail[];
     try {
-      emails = await commit.write(prepared, inFlight > 1);
+      emails = await writer.request({ message: prepared, othersComing: inFlight > 1 });
     } catch (error) {
       await deps.blobs.delete(blobKey).catch(() => {});
       throw error;
@@ -178,41 +175,11 @@ export function createIngestService(deps: IngestDependencies) {
     },
     /** Waits until every queued transaction has committed, then stops the workers (used on shutdown). */
     async drain() {
-      await commit.close();
+      await writer.idle();
+      await writer.close();
       await pool?.close();
     },
   };
 }
 
 export type IngestService = ReturnType<typeof createIngestService>;
-
-interface Committer {
-  /** Stores the message in the next group commit and resolves once it is durable. */
-  write(message: PreparedMessage, othersComing: boolean): Promise<WrittenEmail[]>;
-  /** Waits for every queued write, then releases what the committer holds. */
-  close(): Promise<void>;
-}
-
-/**
- * node:sqlite blocks its thread for every statement and for the commit's fsync, so SQLite writes go to a writer
- * thread. pg is asynchronous: PostgreSQL does the work in its own processes, so its commits run here, several at once.
- */
-function committerFor(deps: IngestDependencies): Committer {
-  if (deps.database.kind === 'sqlite') {
-    const writer = new WorkerPool<WriteRequest, WrittenEmail[]>(new URL('./sqlite-writer.ts', import.meta.url), 1, {
-      database: deps.database,
-    } satisfies SqliteWriterData);
-    return {
-      write: (message, othersComing) => writer.request({ message, othersComing }),
-      close: async () => {
-        await writer.idle();
-        await writer.close();
-      },
-    };
-  }
-  const committer = new GroupCommitter(deps.db, { concurrency: deps.commitConcurrency ?? 1 });
-  return {
-    write: (message, othersComing) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
-    close: () => committer.idle(),
-  };
-}

@@ -1,0 +1,38 @@
+import { workerData } from 'node:worker_threads';
+import type { DatabaseConfig } from '../config/index.ts';
+import { openDatabase } from '../db/index.ts';
+import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
+import { GroupCommitter } from './group-committer.ts';
+import { serveRequests } from './worker-pool.ts';
+
+export interface WriteRequest {
+  message: PreparedMessage;
+  /** Other messages are on their way, so holding the commit a moment lets them share it. */
+  othersComing: boolean;
+}
+
+export interface WriterThreadData {
+  /** The installation's database. On PostgreSQL the thread opens a pool of its own, of the configured size, and as
+   * many transactions commit at once. */
+  database: DatabaseConfig;
+}
+
+/**
+ * Ingest's writes, on a thread with its own database connection(s), in group commits (one WAL fsync for many
+ * messages). Each statement costs the thread that runs it: node:sqlite runs the whole insert, its indexes, its
+ * search terms and the commit's fsync synchronously, and pg spends a round trip's protocol work per statement.
+ * On the event loop that serves SMTP and HTTP, either would hold up every connection.
+ */
+const { database } = workerData as WriterThreadData;
+const handle = await openDatabase(database);
+const committer = new GroupCommitter(handle.db, {
+  concurrency: database.kind === 'postgres' ? database.poolSize : 1,
+});
+
+serveRequests<WriteRequest, WrittenEmail[]>(
+  ({ message, othersComing }) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
+  async () => {
+    await committer.idle();
+    await handle.close();
+  },
+);
