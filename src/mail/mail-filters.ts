@@ -1,6 +1,6 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/index.ts';
-import { parseSearch, searchWords } from './search-query.ts';
+import { parseSearch, searchWords, type TextTerm } from './search-query.ts';
 import { addressCondition, ftsExpression, type SqlDialect, type SqlitePlan, textConditions } from './search-sql.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
@@ -52,9 +52,12 @@ function addressConditions(
   eb: EmailsBuilder,
   address: string,
   plan: SqlitePlan,
+  subset: boolean,
 ): Expression<SqlBool>[] {
   const words = searchWords(address);
   if (words.length === 0) return [sql<SqlBool>`1 = 0`];
+  // The envelope recipient's words are the start of the indexed recipients, so this alone implies the index match.
+  if (subset) return [eb('emails.recipient', '=', address)];
   const needle = JSON.stringify({ address }).slice(1, -1);
   return [
     ...addressCondition(dialect, words, plan),
@@ -111,9 +114,24 @@ export function receivedSince(filter: MailFilter, now: number): string | undefin
   return bounds.sort().at(-1);
 }
 
+/** A positive `to:` term, which the subset of mailConditions compares with the envelope recipient. */
+function isRecipientTerm(term: TextTerm): boolean {
+  return term.field === 'recipients' && !term.negated;
+}
+
+/** Whether `mailConditions(..., subset = true)` differs from the filter's own conditions: an address or a `to:`. */
+export function hasCheaperSubset(filter: MailFilter): boolean {
+  if (filter.emailAddress !== undefined) return true;
+  return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some(isRecipientTerm);
+}
+
 /**
  * Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates).
- * `plan` says which side SQLite starts from (see SqlitePlan).
+ * `plan` says which side SQLite starts from (see SqlitePlan). With `subset`, the conditions match some of the
+ * filter's emails through a b-tree lookup: an address or a `to:` value matches the envelope recipient only, whose
+ * words start the indexed recipients, so it implies the index match. The full-text index answers these slowly, as
+ * it must intersect the address's words, one of them the account's own domain that every email holds. When the
+ * subset already has more emails than a list counts, so does the filter.
  */
 export function mailConditions(
   dialect: SqlDialect,
@@ -121,6 +139,7 @@ export function mailConditions(
   filter: MailFilter,
   now: number,
   plan: SqlitePlan = 'matches-first',
+  subset = false,
 ): (eb: EmailsBuilder) => Expression<SqlBool>[] {
   const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
   const address = filter.emailAddress?.trim().toLowerCase();
@@ -158,11 +177,19 @@ export function mailConditions(
         ),
       );
     }
-    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address, plan));
+    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address, plan, subset));
     if (filter.ids) conditions.push(filter.ids.length > 0 ? eb('emails.id', 'in', filter.ids) : sql<SqlBool>`1 = 0`);
     if (filter.threadId) conditions.push(eb('emails.thread_id', '=', filter.threadId));
     if (search) {
-      conditions.push(...textConditions(dialect, search.terms, plan));
+      const recipientTerms = subset ? search.terms.filter(isRecipientTerm) : [];
+      for (const term of recipientTerms) conditions.push(eb('emails.recipient', '=', term.text));
+      conditions.push(
+        ...textConditions(
+          dialect,
+          search.terms.filter((term) => !recipientTerms.includes(term)),
+          plan,
+        ),
+      );
       for (const condition of search.filters) {
         if (condition.kind === 'attachment') {
           conditions.push(eb('emails.attachment_count', condition.value ? '>' : '=', 0));

@@ -5,6 +5,7 @@ import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
 import {
   ftsMatchOf,
+  hasCheaperSubset,
   hasStoredCount,
   type MailFilter,
   mailConditions,
@@ -256,18 +257,26 @@ export class MailService {
     db: Db = this.#db,
   ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
     if (usesSearchIndex(resolved)) {
-      const counted = await db
-        .selectFrom(
-          this.#matching(accountId, resolved, now, 'matches-first')
-            .select('emails.id')
-            .limit(COUNT_LIMIT + 1)
-            .as('matches'),
-        )
-        .select((eb) => eb.fn.countAll().as('total'))
-        .executeTakeFirstOrThrow();
-      const totalIsExact = Number(counted.total) <= COUNT_LIMIT;
+      const countUpToLimit = async (subset: boolean) => {
+        const counted = await db
+          .selectFrom(
+            this.#matching(accountId, resolved, now, 'matches-first', subset)
+              .select('emails.id')
+              .limit(COUNT_LIMIT + 1)
+              .as('matches'),
+          )
+          .select((eb) => eb.fn.countAll().as('total'))
+          .executeTakeFirstOrThrow();
+        return Number(counted.total);
+      };
+      // A broad search usually has more than COUNT_LIMIT matches in a subset that is far cheaper to find.
+      const total =
+        hasCheaperSubset(resolved) && (await countUpToLimit(true)) > COUNT_LIMIT
+          ? COUNT_LIMIT + 1
+          : await countUpToLimit(false);
+      const totalIsExact = total <= COUNT_LIMIT;
       return {
-        total: Math.min(Number(counted.total), COUNT_LIMIT),
+        total: Math.min(total, COUNT_LIMIT),
         totalIsExact,
         // Many matches: walking the newest emails finds a page sooner than sorting every match.
         form: !totalIsExact ? 'newest-first' : this.#dialect === 'postgres' ? 'sorted-matches' : 'matches-first',
@@ -283,10 +292,10 @@ export class MailService {
     return { total: Number(counted.total), totalIsExact: true, form: 'matches-first' };
   }
 
-  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan) {
+  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan, subset = false) {
     return this.#db
       .selectFrom('emails')
-      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, plan)(eb)));
+      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, plan, subset)(eb)));
   }
 
   /** The page's ids, newest first, one more than the limit. */

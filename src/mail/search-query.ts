@@ -9,6 +9,8 @@ export type SearchField = 'any' | 'subject' | 'sender' | 'recipients';
  */
 export interface TextTerm {
   field: SearchField;
+  /** The value as typed, lower-cased (`to:` compares it with the envelope recipient, see mailConditions). */
+  text: string;
   words: string[];
   prefix: boolean;
   negated: boolean;
@@ -98,7 +100,13 @@ export function parseSearch(input: string): SearchQuery {
     const words = searchWords(text);
     if (words.length === 0) continue;
     // A value of several words (an address, a dotted name) is taken as typed in full; a single word may be cut short.
-    query.terms.push({ field: field ?? 'any', words, prefix: !quoted && words.length === 1, negated });
+    query.terms.push({
+      field: field ?? 'any',
+      text: text.toLowerCase(),
+      words,
+      prefix: !quoted && words.length === 1,
+      negated,
+    });
   }
   return query;
 }

@@ -214,6 +214,7 @@ describe('the search reads the index', () => {
         await sql`drop index emails_account_received, emails_account_domain_received`.execute(trx);
         await sql`drop index emails_account_archived_received`.execute(trx);
         await sql`drop index emails_account_thread, emails_account_message_id`.execute(trx);
+        await sql`drop index emails_recipient_account_archived`.execute(trx);
         await sql`set local enable_seqscan = off`.execute(trx);
         plan = await app.mail.explainList(account.id, filter, trx);
         throw rollback;
