@@ -1,7 +1,14 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/index.ts';
 import { parseSearch, searchWords, type TextTerm } from './search-query.ts';
-import { addressCondition, ftsExpression, type SqlDialect, type SqlitePlan, textConditions } from './search-sql.ts';
+import {
+  addressCondition,
+  ftsExpression,
+  type IsCommonTerm,
+  type SqlDialect,
+  type SqlitePlan,
+  textConditions,
+} from './search-sql.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
@@ -119,7 +126,26 @@ function isRecipientTerm(term: TextTerm): boolean {
   return term.field === 'recipients' && !term.negated;
 }
 
-/** Whether `mailConditions(..., subset = true)` differs from the filter's own conditions: an address or a `to:`. */
+/**
+ * Which of a filter's conditions that can narrow through the search index (its text terms and its address) a query
+ * applies: `all`; `subset`, which matches an address or a `to:` value with the envelope recipient only (see
+ * mailConditions); or `none`, every other condition only (a walk then tests the rest, see MailService).
+ */
+export type IndexTerms = 'all' | 'subset' | 'none';
+
+/** How mailConditions builds its conditions (each has a default). */
+export interface ConditionOptions {
+  /** Which side SQLite starts from (see SqlitePlan). */
+  plan?: SqlitePlan;
+  indexTerms?: IndexTerms;
+  /** Which words are common, so that PostgreSQL keeps the negated ones out of its GIN condition. */
+  isCommon?: IsCommonTerm;
+}
+
+/**
+ * Whether `mailConditions(..., { indexTerms: 'subset' })` differs from the filter's own conditions: an address or
+ * a `to:`.
+ */
 export function hasCheaperSubset(filter: MailFilter): boolean {
   if (filter.emailAddress !== undefined) return true;
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some(isRecipientTerm);
@@ -127,9 +153,9 @@ export function hasCheaperSubset(filter: MailFilter): boolean {
 
 /**
  * Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates).
- * `plan` says which side SQLite starts from (see SqlitePlan). With `subset`, the conditions match some of the
- * filter's emails through a b-tree lookup: an address or a `to:` value matches the envelope recipient only, whose
- * words start the indexed recipients, so it implies the index match. The full-text index answers these slowly, as
+ * With `indexTerms: 'subset'`, the conditions match some of the filter's emails through a b-tree lookup: an
+ * address or a `to:` value matches the envelope recipient only, whose words start the indexed recipients, so it
+ * implies the index match. The full-text index answers these slowly, as
  * it must intersect the address's words, one of them the account's own domain that every email holds. When the
  * subset already has more emails than a list counts, so does the filter.
  */
@@ -138,9 +164,9 @@ export function mailConditions(
   accountId: string,
   filter: MailFilter,
   now: number,
-  plan: SqlitePlan = 'matches-first',
-  subset = false,
+  { plan = 'matches-first', indexTerms = 'all', isCommon }: ConditionOptions = {},
 ): (eb: EmailsBuilder) => Expression<SqlBool>[] {
+  const subset = indexTerms === 'subset';
   const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
   const address = filter.emailAddress?.trim().toLowerCase();
   const domain = filter.domain?.trim().toLowerCase();
@@ -177,17 +203,21 @@ export function mailConditions(
         ),
       );
     }
-    if (address !== undefined) conditions.push(...addressConditions(dialect, eb, address, plan, subset));
+    if (address !== undefined && indexTerms !== 'none') {
+      conditions.push(...addressConditions(dialect, eb, address, plan, subset));
+    }
     if (filter.ids) conditions.push(filter.ids.length > 0 ? eb('emails.id', 'in', filter.ids) : sql<SqlBool>`1 = 0`);
     if (filter.threadId) conditions.push(eb('emails.thread_id', '=', filter.threadId));
     if (search) {
-      const recipientTerms = subset ? search.terms.filter(isRecipientTerm) : [];
+      const textTerms = indexTerms === 'none' ? [] : search.terms;
+      const recipientTerms = subset ? textTerms.filter(isRecipientTerm) : [];
       for (const term of recipientTerms) conditions.push(eb('emails.recipient', '=', term.text));
       conditions.push(
         ...textConditions(
           dialect,
-          search.terms.filter((term) => !recipientTerms.includes(term)),
+          textTerms.filter((term) => !recipientTerms.includes(term)),
           plan,
+          isCommon,
         ),
       );
       for (const condition of search.filters) {

@@ -84,27 +84,44 @@ function inIndex(
   positive: WordMatch[],
   negative: WordMatch[],
   plan: SqlitePlan,
+  commonNegative: WordMatch[] = [],
 ): RawBuilder<SqlBool> {
   if (dialect === 'sqlite') {
-    const expression = ftsTerms(positive, negative);
+    const expression = ftsTerms(positive, [...negative, ...commonNegative]);
     // Unary + keeps SQLite from driving the query by rowid, so it walks the newest emails instead.
     const rowid = sql.raw(plan === 'newest-first' ? '+emails.rowid' : 'emails.rowid');
     const matching = sql<SqlBool>`${rowid} in (select rowid from emails_fts where emails_fts match ${expression})`;
     return positive.length > 0 ? matching : sql<SqlBool>`not (${matching})`;
   }
+  const tsquery = (matches: WordMatch[], join: string) => matches.map(pgMatch).join(join);
   if (positive.length === 0) {
-    return sql<SqlBool>`not (emails.search_vector @@ to_tsquery('simple', ${negative.map(pgMatch).join(' | ')}))`;
+    return sql<SqlBool>`not (emails.search_vector @@ to_tsquery('simple', ${tsquery([...negative, ...commonNegative], ' | ')}))`;
   }
-  const negated = negative.length > 0 ? [`!(${negative.map(pgMatch).join(' | ')})`] : [];
-  return sql<SqlBool>`emails.search_vector @@ to_tsquery('simple', ${[...positive.map(pgMatch), ...negated].join(' & ')})`;
+  const negated = negative.length > 0 ? [`!(${tsquery(negative, ' | ')})`] : [];
+  const matching = sql<SqlBool>`emails.search_vector @@ to_tsquery('simple', ${[tsquery(positive, ' & '), ...negated].join(' & ')})`;
+  if (commonNegative.length === 0) return matching;
+  return sql<SqlBool>`(${matching} and not (emails.search_vector @@ to_tsquery('simple', ${tsquery(commonNegative, ' | ')})))`;
 }
 
+/**
+ * Whether a term's words are common (PostgreSQL, see WordFrequencies). GIN reads the whole list of every word in its
+ * condition, negated ones too, so a common negated word is tested on the emails the positive words found instead.
+ */
+export type IsCommonTerm = (term: TextTerm) => boolean;
+
 /** The condition the text terms of a search add: all positive terms match, and no negated one does. */
-export function textConditions(dialect: SqlDialect, terms: TextTerm[], plan: SqlitePlan): RawBuilder<SqlBool>[] {
+export function textConditions(
+  dialect: SqlDialect,
+  terms: TextTerm[],
+  plan: SqlitePlan,
+  isCommon: IsCommonTerm = () => false,
+): RawBuilder<SqlBool>[] {
   const positive = wordMatches(terms, false);
-  const negative = wordMatches(terms, true);
-  if (positive.length + negative.length === 0 || (dialect === 'sqlite' && plan === 'fts-joined')) return [];
-  return [inIndex(dialect, positive, negative, plan)];
+  const negatedTerms = terms.filter((term) => term.negated);
+  if (positive.length + negatedTerms.length === 0 || (dialect === 'sqlite' && plan === 'fts-joined')) return [];
+  const common = negatedTerms.filter(isCommon);
+  const rare = negatedTerms.filter((term) => !common.includes(term));
+  return [inIndex(dialect, positive, wordMatches(rare, true), plan, wordMatches(common, true))];
 }
 
 /** Narrows to emails whose sender or recipients contain the address's words in order (checked exactly after). */

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { systemClock } from '../../src/core/index.ts';
+import { extractAttachment } from '../../src/ingest/index.ts';
+import { MailService } from '../../src/mail/index.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
 /** 1,100 stored emails (11 messages to 100 `+tag` recipients each) that all match one search word. */
@@ -71,5 +74,32 @@ describe('a search counts at most 1,000 matches', () => {
       hasMore: true,
       totalIsExact: false,
     });
+  });
+
+  test('PostgreSQL: a page that a walk of the newest emails cannot fill comes from the sorted matches instead', async (t) => {
+    const { app } = world.server;
+    if (app.database.kind !== 'postgres') return t.skip('the walk is PostgreSQL-only');
+    const shortWalk = new MailService({
+      db: app.database.db,
+      dialect: 'postgres',
+      clock: systemClock,
+      raw: app.blobs,
+      extractAttachment,
+      recentWalkEmails: 10,
+    });
+    const { account_id: accountId } = await app.database.db
+      .selectFrom('emails')
+      .select('account_id')
+      .executeTakeFirstOrThrow();
+    for (const page of [
+      { limit: 100, offset: 0 },
+      { limit: 5, offset: 3 },
+      { limit: 100, offset: 1050 },
+    ]) {
+      const walked = await app.mail.list(accountId, { search: 'capword' }, page);
+      const sorted = await shortWalk.list(accountId, { search: 'capword' }, page);
+      assert.deepEqual(sorted, walked);
+      assert.equal(walked.emails.length, Math.min(page.limit, TOTAL - page.offset));
+    }
   });
 });
