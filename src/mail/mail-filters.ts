@@ -85,6 +85,16 @@ export function usesSearchIndex(filter: MailFilter): boolean {
 }
 
 /**
+ * Whether the filter searches words (a search word, negated or not, or an address): its list counts at most
+ * MailService's COUNT_LIMIT matches. A list of every email without some word has about as many as the whole
+ * mailbox, and an exact count of that would read every email.
+ */
+export function searchesWords(filter: MailFilter): boolean {
+  if (filter.emailAddress !== undefined) return true;
+  return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.length > 0;
+}
+
+/**
  * Whether the email_counts table holds the filter's exact total: it counts by account, domain, archived, parse
  * status and read state only, so any search, address, time window or id list needs the emails counted.
  */

@@ -11,7 +11,7 @@ import {
   type MailFilter,
   mailConditions,
   receivedSince,
-  usesSearchIndex,
+  searchesWords,
 } from './mail-filters.ts';
 import {
   checkE2Reply,
@@ -155,8 +155,8 @@ export class MailService {
   }
 
   /**
-   * Newest first. `emailId` stands for every email of that email's thread. A list narrowed through the search
-   * index counts at most COUNT_LIMIT matches (`totalIsExact` is false beyond that), so a broad search costs the
+   * Newest first. `emailId` stands for every email of that email's thread. A search of words or an address
+   * counts at most COUNT_LIMIT matches (`totalIsExact` is false beyond that), so a broad search costs the
    * same as a narrow one; other lists count exactly, from the kept counts where the filter allows (hasStoredCount).
    */
   async list(
@@ -299,7 +299,7 @@ export class MailService {
     now: number,
     db: Db = this.#db,
   ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
-    if (usesSearchIndex(resolved)) {
+    if (searchesWords(resolved)) {
       const newestFirst = this.#countsNewestFirst(resolved);
       const countUpToLimit = async (subset: boolean) => {
         const terms = subset ? 'subset' : 'all';

@@ -56,6 +56,21 @@ describe('a search counts at most 1,000 matches', () => {
     assert.deepEqual(e2.body.pagination, { limit: 1, offset: 0, total: 1000, has_more: true, total_is_exact: false });
   });
 
+  test('a search of negated words only counts up to the limit too, and pages like the unsearched list', async () => {
+    const all = await world.api.get('/api/v2/mail?limit=100');
+    const without = await world.api.get('/api/v2/mail?limit=100&search=-nosuchword');
+    assert.deepEqual(without.body.pagination, {
+      total: 1000,
+      limit: 100,
+      offset: 0,
+      hasMore: true,
+      totalIsExact: false,
+    });
+    assert.deepEqual(ids(without.body), ids(all.body));
+    const fewer = await world.api.get('/api/v2/mail?limit=100&search=-capword%20-%22batch%203%22');
+    assert.deepEqual(fewer.body.pagination, { total: 0, limit: 100, offset: 0, hasMore: false, totalIsExact: true });
+  });
+
   test('an email stored before the others but received after them (as recovery can store mail) leads the page', async () => {
     const oldest = ids((await world.api.get('/api/v2/mail?limit=1&offset=1099')).body)[0]!;
     await world.server.app.database.db
