@@ -3,8 +3,6 @@ import type { Readable } from 'node:stream';
 /** What the store reports about a blob once it is durably written. */
 export interface StoredBlob {
   size: number;
-  /** Lower-case hex SHA-256 of the stored bytes. */
-  sha256: string;
 }
 
 /** Where a blob lives, in the words of the email resource's `processing.s3Info`. */

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -59,7 +58,6 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
         await syncDir(dirname(dir));
         syncedDirs.add(dir);
       }
-      const hash = createHash('sha256');
       let size = 0;
       const handle = await open(path, 'wx');
       let sync = dirSyncs.get(dir);
@@ -74,14 +72,12 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
         if (Buffer.isBuffer(body) || Array.isArray(body)) {
           const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
           for (const chunk of chunks) {
-            hash.update(chunk);
             size += chunk.length;
           }
           await handle.writev(chunks as Buffer[]);
         } else {
           for await (const chunk of body as Readable) {
             const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-            hash.update(buffer);
             size += buffer.length;
             await handle.write(buffer);
           }
@@ -94,7 +90,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       }
       await handle.close();
       await entryDurable;
-      return { size, sha256: hash.digest('hex') };
+      return { size };
     },
     get: (key) => openForRead(key),
     getRange: (key, start, end) => openForRead(key, { start, end }),

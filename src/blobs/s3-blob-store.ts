@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import {
   DeleteObjectCommand,
@@ -64,13 +63,11 @@ export function openS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   }
 
   async function put(key: string, body: BlobBody, size?: number): Promise<StoredBlob> {
-    const hash = createHash('sha256');
     let counted = 0;
     let payload: Buffer | Readable;
     let length: number;
     if (Buffer.isBuffer(body) || Array.isArray(body)) {
       const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
-      for (const chunk of chunks) hash.update(chunk);
       length = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
       counted = length;
       payload = chunks.length === 1 ? chunks[0]! : Readable.from(chunks);
@@ -79,7 +76,6 @@ export function openS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       payload = (body as Readable).pipe(
         new Transform({
           transform(chunk: Buffer, _encoding, done) {
-            hash.update(chunk);
             counted += chunk.length;
             done(null, chunk);
           },
@@ -101,7 +97,7 @@ export function openS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       }),
     );
     if (counted !== length) throw new Error(`Blob ${key}: wrote ${counted} bytes, expected ${length}`);
-    return { size: length, sha256: hash.digest('hex') };
+    return { size: length };
   }
 
   return {
