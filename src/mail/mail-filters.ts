@@ -137,23 +137,23 @@ function isRecipientTerm(term: TextTerm): boolean {
 }
 
 /**
- * Which of a filter's conditions that can narrow through the search index (its text terms and its address) a query
- * applies: `all`; `subset`, which matches an address or a `to:` value with the envelope recipient only (see
- * mailConditions); or `none`, every other condition only (a walk then tests the rest, see MailService).
+ * Which of a filter's conditions a query applies. `all`; `subset`, which matches an address or a `to:` value with
+ * the envelope recipient only (see mailConditions); `scope`, every condition but the words and the address (which
+ * emails a walk looks at); `words`, only the words and the address (what the walk tests, see MailService).
  */
-export type IndexTerms = 'all' | 'subset' | 'none';
+export type ConditionSet = 'all' | 'subset' | 'scope' | 'words';
 
 /** How mailConditions builds its conditions (each has a default). */
 export interface ConditionOptions {
   /** Which side SQLite starts from (see SqlitePlan). */
   plan?: SqlitePlan;
-  indexTerms?: IndexTerms;
+  set?: ConditionSet;
   /** Which words are common, so that PostgreSQL keeps the negated ones out of its GIN condition. */
   isCommon?: IsCommonTerm;
 }
 
 /**
- * Whether `mailConditions(..., { indexTerms: 'subset' })` differs from the filter's own conditions: an address or
+ * Whether `mailConditions(..., { set: 'subset' })` differs from the filter's own conditions: an address or
  * a `to:`.
  */
 export function hasCheaperSubset(filter: MailFilter): boolean {
@@ -163,20 +163,20 @@ export function hasCheaperSubset(filter: MailFilter): boolean {
 
 /**
  * Every condition of a filter, for `where((eb) => eb.and(...))`; parses `search` (throws Invalid on bad dates).
- * With `indexTerms: 'subset'`, the conditions match some of the filter's emails through a b-tree lookup: an
- * address or a `to:` value matches the envelope recipient only, whose words start the indexed recipients, so it
- * implies the index match. The full-text index answers these slowly, as
- * it must intersect the address's words, one of them the account's own domain that every email holds. When the
- * subset already has more emails than a list counts, so does the filter.
+ * With `set: 'subset'`, the conditions match some of the filter's emails through a b-tree lookup: an address or a
+ * `to:` value matches the envelope recipient only, whose words start the indexed recipients, so it implies the
+ * index match. The full-text index answers these slowly, as it must intersect the address's words, one of them the
+ * account's own domain that every email holds. When the subset already has more emails than a list counts, so does
+ * the filter.
  */
 export function mailConditions(
   dialect: SqlDialect,
   accountId: string,
   filter: MailFilter,
   now: number,
-  { plan = 'matches-first', indexTerms = 'all', isCommon }: ConditionOptions = {},
+  { plan = 'matches-first', set = 'all', isCommon }: ConditionOptions = {},
 ): (eb: EmailsBuilder) => Expression<SqlBool>[] {
-  const subset = indexTerms === 'subset';
+  const subset = set === 'subset';
   const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
   const address = filter.emailAddress?.trim().toLowerCase();
   const domain = filter.domain?.trim().toLowerCase();
@@ -184,6 +184,8 @@ export function mailConditions(
     // SQLite has no statistics to tell it that a word is rarer than an account's mail; with the account test kept
     // off its index (unary +), a search starts from the FTS5 matches and looks the emails up by rowid.
     const searchLeads = dialect === 'sqlite' && plan !== 'newest-first' && usesSearchIndex(filter);
+    // `conditions` says which emails to look at, `words` what they must contain.
+    const words: Expression<SqlBool>[] = [];
     const conditions: Expression<SqlBool>[] = [
       searchLeads ? sql<SqlBool>`+emails.account_id = ${accountId}` : eb('emails.account_id', '=', accountId),
     ];
@@ -213,19 +215,16 @@ export function mailConditions(
         ),
       );
     }
-    if (address !== undefined && indexTerms !== 'none') {
-      conditions.push(...addressConditions(dialect, eb, address, plan, subset));
-    }
+    if (address !== undefined) words.push(...addressConditions(dialect, eb, address, plan, subset));
     if (filter.ids) conditions.push(filter.ids.length > 0 ? eb('emails.id', 'in', filter.ids) : sql<SqlBool>`1 = 0`);
     if (filter.threadId) conditions.push(eb('emails.thread_id', '=', filter.threadId));
     if (search) {
-      const textTerms = indexTerms === 'none' ? [] : search.terms;
-      const recipientTerms = subset ? textTerms.filter(isRecipientTerm) : [];
-      for (const term of recipientTerms) conditions.push(eb('emails.recipient', '=', term.text));
-      conditions.push(
+      const recipientTerms = subset ? search.terms.filter(isRecipientTerm) : [];
+      for (const term of recipientTerms) words.push(eb('emails.recipient', '=', term.text));
+      words.push(
         ...textConditions(
           dialect,
-          textTerms.filter((term) => !recipientTerms.includes(term)),
+          search.terms.filter((term) => !recipientTerms.includes(term)),
           plan,
           isCommon,
         ),
@@ -240,6 +239,8 @@ export function mailConditions(
         }
       }
     }
-    return conditions;
+    if (set === 'scope') return conditions;
+    if (set === 'words') return words;
+    return [...conditions, ...words];
   };
 }

@@ -4,10 +4,10 @@ import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
 import {
+  type ConditionSet,
   ftsMatchOf,
   hasCheaperSubset,
   hasStoredCount,
-  type IndexTerms,
   type MailFilter,
   mailConditions,
   receivedSince,
@@ -85,22 +85,13 @@ type PageForm = SqlitePlan | 'sorted-matches' | 'recent-walk';
  */
 const RECENT_WALK_EMAILS = 20_000;
 
-/** The columns mailConditions reads, which a `recent-walk` carries from its inner query to the outer. */
-const WALKED_COLUMNS = [
-  'id',
-  'received_at',
-  'account_id',
-  'is_archived',
-  'parse_success',
-  'is_read',
-  'domain_id',
-  'from_address',
-  'recipient',
-  'to_json',
-  'cc_json',
-  'bcc_json',
-  'thread_id',
-  'attachment_count',
+/** The columns an address condition reads (see mailConditions), which a `recent-walk` then carries. */
+const ADDRESS_COLUMNS = [
+  'emails.from_address',
+  'emails.recipient',
+  'emails.to_json',
+  'emails.cc_json',
+  'emails.bcc_json',
 ] as const;
 
 /** A page's ids, one more than its limit when there are more, and the list's total. */
@@ -302,8 +293,8 @@ export class MailService {
     if (searchesWords(resolved)) {
       const newestFirst = this.#countsNewestFirst(resolved);
       const countUpToLimit = async (subset: boolean) => {
-        const terms = subset ? 'subset' : 'all';
-        const matches = this.#matching(accountId, resolved, now, 'matches-first', terms).select('emails.id');
+        const set = subset ? 'subset' : 'all';
+        const matches = this.#matching(accountId, resolved, now, 'matches-first', set).select('emails.id');
         const counted = await db
           .selectFrom(
             (newestFirst && !subset ? matches.orderBy('emails.received_at', 'desc') : matches)
@@ -363,13 +354,11 @@ export class MailService {
     );
   }
 
-  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan, indexTerms: IndexTerms = 'all') {
+  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan, set: ConditionSet = 'all') {
     return this.#db
       .selectFrom('emails')
       .where((eb) =>
-        eb.and(
-          mailConditions(this.#dialect, accountId, filter, now, { plan, indexTerms, isCommon: this.#isCommon })(eb),
-        ),
+        eb.and(mailConditions(this.#dialect, accountId, filter, now, { plan, set, isCommon: this.#isCommon })(eb)),
       );
   }
 
@@ -383,17 +372,21 @@ export class MailService {
   ) {
     if (form === 'recent-walk') {
       // The inner query can only be answered by walking an index newest first (the LIMIT bounds it); the outer one
-      // tests each email it yields and stops as soon as the page is full.
-      const recent = this.#matching(accountId, filter, now, 'matches-first', 'none')
-        .select(WALKED_COLUMNS.map((column) => `emails.${column}` as const))
-        .select(sql<string>`emails.search_vector`.as('search_vector'))
+      // tests each email it yields for the words and stops as soon as the page is full.
+      const recent = this.#matching(accountId, filter, now, 'matches-first', 'scope')
+        .select(['emails.id', 'emails.received_at', sql<string>`emails.search_vector`.as('search_vector')])
+        .$if(filter.emailAddress !== undefined, (query) => query.select(ADDRESS_COLUMNS))
         .orderBy('emails.received_at', 'desc')
         .orderBy('emails.id', 'desc')
         .limit(this.#recentWalkEmails);
       return this.#db
         .selectFrom(recent.as('emails'))
         .where((eb) =>
-          eb.and(mailConditions(this.#dialect, accountId, filter, now, { isCommon: this.#isCommon })(eb as never)),
+          eb.and(
+            mailConditions(this.#dialect, accountId, filter, now, { set: 'words', isCommon: this.#isCommon })(
+              eb as never,
+            ),
+          ),
         )
         .select('emails.id as id')
         .orderBy('emails.received_at', 'desc')
