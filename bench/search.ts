@@ -361,8 +361,9 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
       if (app.database.kind === 'postgres') {
         await sql`vacuum analyze emails`.execute(db);
         await sql`checkpoint`.execute(db);
+      } else {
+        await sql`pragma optimize`.execute(db);
       }
-      else await sql`pragma optimize`.execute(db);
       loadSeconds = Math.round((performance.now() - loadStart) / 100) / 10;
     }
 
