@@ -71,9 +71,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       try {
         if (Buffer.isBuffer(body) || Array.isArray(body)) {
           const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
-          for (const chunk of chunks) {
-            size += chunk.length;
-          }
+          for (const chunk of chunks) size += chunk.length;
           await handle.writev(chunks as Buffer[]);
         } else {
           for await (const chunk of body as Readable) {

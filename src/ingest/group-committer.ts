@@ -10,8 +10,8 @@ interface Pending<T> {
 }
 
 /**
- * Runs queued units of work in shared transactions: while one transaction commits, new work waits, and the next
- * transaction takes all of it at once. Each unit still commits atomically (its rows land together or not at all),
+ * Runs queued units of work in shared transactions: while the transactions allowed at once are committing, new
+ * work waits, and the next ones share all of it. Each unit still commits atomically (its rows land together or not at all),
  * but N messages cost one commit (one WAL fsync on SQLite) instead of N. A unit that throws is retried on its own
  * so it cannot take the others down with it.
  */

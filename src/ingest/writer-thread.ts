@@ -12,8 +12,10 @@ export interface WriteRequest {
 }
 
 export interface WriterThreadData {
-  /** The installation's database. On PostgreSQL the thread opens a pool of its own, of the configured size, and as
-   * many transactions commit at once. */
+  /**
+   * The installation's database. On PostgreSQL the thread opens a pool of its own, of the configured size, and as
+   * many transactions commit at once.
+   */
   database: DatabaseConfig;
 }
 

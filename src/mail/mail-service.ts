@@ -292,12 +292,11 @@ export class MailService {
   ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
     if (searchesWords(resolved)) {
       const newestFirst = this.#countsNewestFirst(resolved);
-      const countUpToLimit = async (subset: boolean) => {
-        const set = subset ? 'subset' : 'all';
+      const countUpToLimit = async (set: 'all' | 'subset') => {
         const matches = this.#matching(accountId, resolved, now, 'matches-first', set).select('emails.id');
         const counted = await db
           .selectFrom(
-            (newestFirst && !subset ? matches.orderBy('emails.received_at', 'desc') : matches)
+            (newestFirst && set === 'all' ? matches.orderBy('emails.received_at', 'desc') : matches)
               .limit(COUNT_LIMIT + 1)
               .as('matches'),
           )
@@ -307,9 +306,9 @@ export class MailService {
       };
       // A broad search usually has more than COUNT_LIMIT matches in a subset that is far cheaper to find.
       const total =
-        hasCheaperSubset(resolved) && (await countUpToLimit(true)) > COUNT_LIMIT
+        hasCheaperSubset(resolved) && (await countUpToLimit('subset')) > COUNT_LIMIT
           ? COUNT_LIMIT + 1
-          : await countUpToLimit(false);
+          : await countUpToLimit('all');
       const totalIsExact = total <= COUNT_LIMIT;
       return {
         total: Math.min(total, COUNT_LIMIT),
