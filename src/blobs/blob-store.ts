@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream';
 
 /** What the store reports about a blob once it is durably written. */
 export interface StoredBlob {
+  /** The key the blob is read back by. */
+  key: string;
   size: number;
 }
 
@@ -17,16 +19,18 @@ export interface ListedBlob {
   lastModified: Date;
 }
 
-/** Bytes of a blob, either whole or a slice; `body` is what `put` accepts. */
-export type BlobBody = Readable | Buffer | readonly Buffer[];
-
 /**
- * Raw messages by key. `put` returns only once the bytes are durable (fsynced file, or an S3 PUT that answered),
- * so a caller may acknowledge what it stored. Keys are relative paths such as `raw/2026/11/22/msg_x.eml`.
+ * Raw messages by key. `put` returns only once the bytes are durable (fsynced, or an S3 PUT that answered), so a
+ * caller may acknowledge what it stored. Keys are relative paths.
  */
 export interface BlobStore {
   readonly kind: 'fs' | 's3';
-  put(key: string, body: BlobBody, size?: number): Promise<StoredBlob>;
+  /**
+   * Stores the bytes `chunks` hold, in order. `name` is where the blob would be as a file of its own, such as
+   * `raw/2026/11/22/msg_x.eml`: S3 stores it under that key, the filesystem as a record of a segment file in that
+   * directory. The answer's `key` is the one to read it back by.
+   */
+  put(name: string, chunks: readonly Buffer[]): Promise<StoredBlob>;
   /** The blob's bytes; throws BlobNotFound if there is none. */
   get(key: string): Promise<Readable>;
   /** Bytes `start` to `end` inclusive, as an HTTP Range reads them. */

@@ -1,150 +1,294 @@
-import { mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { assertSafeKey, type BlobBody, BlobNotFound, type BlobStore, type ListedBlob } from './blob-store.ts';
+import { newId } from '../core/index.ts';
+import { assertSafeKey, BlobNotFound, type BlobStore, type ListedBlob, type StoredBlob } from './blob-store.ts';
 
 /**
- * Blobs as files under one directory. A put creates the file under its final name, fsyncs it and fsyncs its
- * directory (so the entry itself is durable), the two in parallel; only then does it resolve. Directory fsyncs are
- * shared: one that starts after a file was created covers it, so concurrent puts into one directory share one.
- * A crash mid-put can leave a partial file, but never one a stored email refers to (rows are committed only after
- * put resolved), and ingest's start-up recovery deletes blobs that no row refers to.
+ * A record in a segment: an 8-byte header (4-byte tag, then the blob's length as uint32 LE) and the blob's bytes.
+ * The header makes a segment readable without the database: recovery walks it to find the blobs no row refers to.
+ */
+const HEADER_BYTES = 8;
+const LIVE = Buffer.from('MRB1');
+const DEAD = Buffer.from('MRB0');
+const MAX_BLOB_BYTES = 0xffff_ffff;
+/** A segment takes new blobs until it holds this much; then the next blob starts a new one. */
+const SEGMENT_BYTES = 64 * 1024 * 1024;
+const SEGMENT_SUFFIX = '.seg';
+/** `raw/2026/11/24/seg_x.seg/1048576-10342`: the blob of 10,342 bytes at offset 1,048,576 of that segment. */
+const SEGMENT_RANGE = /^(.+\.seg)\/(\d+)-(\d+)$/;
+
+interface Located {
+  path: string;
+  /** Where the blob's bytes start in the file, and how many there are (undefined: to the end of the file). */
+  offset: number;
+  length: number | undefined;
+  /** The segment the blob is a record of, or undefined for a blob that is a file of its own. */
+  segmentKey: string | undefined;
+}
+
+/**
+ * Blobs on the filesystem, appended to segment files: a put writes a record (header and bytes) at the end of the
+ * active segment, and resolves once an fdatasync that covers it has returned. Puts that arrive while a write is under
+ * way share the next write and fsync, so a burst of messages costs a few fsyncs, not one file creation, write, fsync,
+ * close and directory fsync each (on ext4 here that was 270 µs of CPU per message against 19).
+ *
+ * A key is `<segment>/<offset>-<length>`; keys of blobs stored one file each (by earlier versions) still read and
+ * delete as files. Deleting a segment's blob marks its record dead; a segment whose records are all dead is removed.
+ * A crash mid-write can leave a torn record at a segment's end, never one a stored email refers to (rows are
+ * committed only after the put resolved), and ingest's start-up recovery marks dead the records no row refers to.
+ * One process writes a directory's segments: the filesystem store is for a single Mailroom process (scale-out
+ * uses S3).
  */
 export async function openFsBlobStore(root: string): Promise<BlobStore> {
   await mkdir(root, { recursive: true });
-  const knownDirs = new Set<string>();
   const syncedDirs = new Set<string>();
-  const dirSyncs = new Map<string, DirSync>();
+  let active: Segment | undefined;
+  /** Segments this process created: their records may still be on their way to disk, so they are never removed. */
+  const written = new Set<string>();
+  /** Live records per segment of an earlier run, counted the first time one of its records is deleted. */
+  const liveRecords = new Map<string, number>();
 
-  const pathOf = (key: string) => {
-    assertSafeKey(key);
-    return join(root, key);
-  };
-
-  async function ensureDir(dir: string) {
-    if (knownDirs.has(dir)) return;
+  async function ensureDurableDir(dir: string) {
+    if (syncedDirs.has(dir)) return;
     await mkdir(dir, { recursive: true });
-    knownDirs.add(dir);
+    // The directory's own entry must be durable before a file in it is relied on.
+    await syncDir(dirname(dir));
+    syncedDirs.add(dir);
   }
 
-  async function syncDir(dir: string) {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+  function segmentFor(dir: string, bytes: number): Segment {
+    if (active?.accepts(dir, bytes)) return active;
+    active?.seal();
+    const key = `${relative(root, dir).split(sep).join('/')}/${newId('seg')}${SEGMENT_SUFFIX}`;
+    written.add(key);
+    active = new Segment(key, dir, join(root, key), ensureDurableDir(dir));
+    return active;
   }
 
-  async function openForRead(key: string, options: { start?: number; end?: number } = {}): Promise<Readable> {
-    const path = pathOf(key);
+  function locate(key: string): Located {
+    assertSafeKey(key);
+    const range = SEGMENT_RANGE.exec(key);
+    if (!range) return { path: join(root, key), offset: 0, length: undefined, segmentKey: undefined };
+    return { path: join(root, range[1]!), offset: Number(range[2]), length: Number(range[3]), segmentKey: range[1] };
+  }
+
+  async function openForRead(key: string, start: number, end: number | undefined): Promise<Readable> {
+    const blob = locate(key);
+    let handle: FileHandle;
     try {
-      const handle = await open(path, 'r');
-      return handle.createReadStream(options);
+      handle = await open(blob.path, 'r');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFound(key);
       throw error;
+    }
+    if (blob.length !== undefined && !(await isLiveRecord(handle, blob.offset, blob.length))) {
+      await handle.close();
+      throw new BlobNotFound(key);
+    }
+    const last = blob.length === undefined ? end : Math.min(end ?? blob.length - 1, blob.length - 1);
+    return handle.createReadStream({
+      start: blob.offset + start,
+      ...(last === undefined ? {} : { end: blob.offset + last }),
+    });
+  }
+
+  async function deleteRecord(blob: Located & { segmentKey: string }) {
+    let handle: FileHandle;
+    try {
+      handle = await open(blob.path, 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    let remaining: number | undefined;
+    try {
+      if (!(await isLiveRecord(handle, blob.offset, blob.length!))) return;
+      // No fsync: a mark lost in a crash only leaves the record for the next recovery to find again.
+      await handle.write(DEAD, 0, DEAD.length, blob.offset - HEADER_BYTES);
+      if (written.has(blob.segmentKey)) return;
+      remaining = liveRecords.get(blob.segmentKey);
+      if (remaining === undefined) {
+        remaining = 0;
+        for await (const _record of readRecords(handle, blob.segmentKey)) remaining++;
+      } else remaining--;
+      liveRecords.set(blob.segmentKey, remaining);
+    } finally {
+      await handle.close();
+    }
+    if (remaining === 0) {
+      liveRecords.delete(blob.segmentKey);
+      await rm(blob.path, { force: true });
     }
   }
 
   return {
     kind: 'fs',
-    async put(key: string, body: BlobBody) {
-      const path = pathOf(key);
-      const dir = dirname(path);
-      await ensureDir(dir);
-      if (!syncedDirs.has(dir)) {
-        // A new directory's own entry must be durable before files in it are relied on.
-        await syncDir(dirname(dir));
-        syncedDirs.add(dir);
-      }
-      let size = 0;
-      const handle = await open(path, 'wx');
-      let sync = dirSyncs.get(dir);
-      if (!sync) {
-        sync = new DirSync(() => syncDir(dir));
-        dirSyncs.set(dir, sync);
-      }
-      // The entry exists from the open on, so the directory fsync can run while the data is written and fsynced.
-      const entryDurable = sync.covering();
-      entryDurable.catch(() => {});
-      try {
-        if (Buffer.isBuffer(body) || Array.isArray(body)) {
-          const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
-          for (const chunk of chunks) size += chunk.length;
-          await handle.writev(chunks as Buffer[]);
-        } else {
-          for await (const chunk of body as Readable) {
-            const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-            size += buffer.length;
-            await handle.write(buffer);
-          }
-        }
-        await handle.sync();
-      } catch (error) {
-        await handle.close();
-        await unlink(path).catch(() => {});
-        throw error;
-      }
-      await handle.close();
-      await entryDurable;
-      return { size };
+    async put(name: string, chunks: readonly Buffer[]): Promise<StoredBlob> {
+      assertSafeKey(name);
+      const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+      if (size > MAX_BLOB_BYTES) throw new Error(`Blob ${name} is larger than a segment record can hold`);
+      const segment = segmentFor(join(root, dirname(name)), HEADER_BYTES + size);
+      const offset = await segment.append(chunks, size);
+      return { key: `${segment.key}/${offset}-${size}`, size };
     },
-    get: (key) => openForRead(key),
-    getRange: (key, start, end) => openForRead(key, { start, end }),
+    get: (key) => openForRead(key, 0, undefined),
+    getRange: (key, start, end) => openForRead(key, start, end),
     async delete(key) {
-      await rm(pathOf(key), { force: true });
+      const blob = locate(key);
+      if (blob.segmentKey === undefined) await rm(blob.path, { force: true });
+      else await deleteRecord(blob as Located & { segmentKey: string });
     },
     async *list(prefix: string): AsyncIterable<ListedBlob> {
       const base = join(root, prefix.replace(/\/+$/, ''));
-      let entries: string[];
+      let paths: string[];
       try {
-        entries = (await readdir(base, { recursive: true, withFileTypes: true }))
+        paths = (await readdir(base, { recursive: true, withFileTypes: true }))
           .filter((entry) => entry.isFile())
           .map((entry) => join(entry.parentPath, entry.name));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
         throw error;
       }
-      for (const path of entries) {
+      for (const path of paths) {
         const key = relative(root, path).split(sep).join('/');
         const info = await stat(path).catch(() => undefined);
-        if (info) yield { key, lastModified: info.mtime };
+        if (!info) continue;
+        if (!key.endsWith(SEGMENT_SUFFIX)) {
+          yield { key, lastModified: info.mtime };
+          continue;
+        }
+        const handle = await open(path, 'r');
+        try {
+          for await (const record of readRecords(handle, key)) yield { key: record, lastModified: info.mtime };
+        } finally {
+          await handle.close();
+        }
       }
     },
     location: (key) => ({ bucketName: 'fs', objectKey: key }),
-    async close() {},
+    async close() {
+      await active?.seal();
+      active = undefined;
+    },
   };
 }
 
-/**
- * Coalesces fsyncs of one directory. `covering()` resolves after an fsync that started after the call, which makes
- * every entry created before the call durable; callers arriving while one runs share the next one.
- */
-class DirSync {
-  private readonly sync: () => Promise<void>;
-  private running: Promise<void> | undefined;
-  private next: Promise<void> | undefined;
+async function syncDir(dir: string) {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
 
-  constructor(sync: () => Promise<void>) {
-    this.sync = sync;
+/** Whether a live record of `length` bytes starts at `offset` (a deleted one, or a made-up key, does not). */
+async function isLiveRecord(handle: FileHandle, offset: number, length: number): Promise<boolean> {
+  if (offset < HEADER_BYTES) return false;
+  const header = Buffer.alloc(HEADER_BYTES);
+  const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, offset - HEADER_BYTES);
+  return (
+    bytesRead === HEADER_BYTES && header.subarray(0, LIVE.length).equals(LIVE) && header.readUInt32LE(4) === length
+  );
+}
+
+/** The keys of a segment's live records, in order. A torn or unreadable record ends the walk. */
+async function* readRecords(handle: FileHandle, segmentKey: string): AsyncIterable<string> {
+  const { size } = await handle.stat();
+  const header = Buffer.alloc(HEADER_BYTES);
+  let position = 0;
+  while (position + HEADER_BYTES <= size) {
+    const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, position);
+    if (bytesRead < HEADER_BYTES) return;
+    const tag = header.subarray(0, LIVE.length);
+    const length = header.readUInt32LE(LIVE.length);
+    const offset = position + HEADER_BYTES;
+    if (offset + length > size || !(tag.equals(LIVE) || tag.equals(DEAD))) return;
+    if (tag.equals(LIVE)) yield `${segmentKey}/${offset}-${length}`;
+    position = offset + length;
+  }
+}
+
+interface PendingAppend {
+  buffers: Buffer[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The segment puts append to. Each put reserves its place at once (so its key is known), and queued records are
+ * written in one positioned writev and made durable by one fdatasync, while the next records queue behind.
+ */
+class Segment {
+  readonly key: string;
+  readonly dir: string;
+  /** Bytes reserved so far: the offset the next record starts at. */
+  private size = 0;
+  /** Set when a write failed or the segment was sealed: it takes no more records. */
+  private closed = false;
+  private readonly path: string;
+  private readonly handle: Promise<FileHandle>;
+  private queue: PendingAppend[] = [];
+  private written = 0;
+  private writing: Promise<void> | undefined;
+
+  constructor(key: string, dir: string, path: string, dirReady: Promise<void>) {
+    this.key = key;
+    this.dir = dir;
+    this.path = path;
+    this.handle = dirReady.then(async () => {
+      const handle = await open(this.path, 'wx');
+      // The new file's entry is made durable once; later records only need the file's own fdatasync.
+      await syncDir(this.dir);
+      return handle;
+    });
+    this.handle.catch(() => {});
   }
 
-  covering(): Promise<void> {
-    if (!this.running) {
-      this.running = this.sync().finally(() => {
-        this.running = undefined;
-      });
-      return this.running;
+  /** Whether a record of `bytes` for `dir` goes here (a record larger than a segment gets an empty one). */
+  accepts(dir: string, bytes: number): boolean {
+    return !this.closed && this.dir === dir && (this.size === 0 || this.size + bytes <= SEGMENT_BYTES);
+  }
+
+  /** Queues a record; resolves with the offset of its bytes once they are durable. */
+  append(chunks: readonly Buffer[], size: number): Promise<number> {
+    const header = Buffer.alloc(HEADER_BYTES);
+    LIVE.copy(header);
+    header.writeUInt32LE(size, LIVE.length);
+    const offset = this.size + HEADER_BYTES;
+    this.size = offset + size;
+    return new Promise<number>((resolve, reject) => {
+      this.queue.push({ buffers: [header, ...chunks], resolve: () => resolve(offset), reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /** Takes no more records; resolves once those queued are written and the file is closed. */
+  async seal(): Promise<void> {
+    this.closed = true;
+    await this.writing;
+    await (await this.handle.catch(() => undefined))?.close().catch(() => {});
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0);
+      const buffers = batch.flatMap((pending) => pending.buffers);
+      const length = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
+      try {
+        const handle = await this.handle;
+        const { bytesWritten } = await handle.writev(buffers, this.written);
+        if (bytesWritten !== length) throw new Error(`segment ${this.key}: wrote ${bytesWritten} of ${length} bytes`);
+        await handle.datasync();
+        this.written += length;
+        for (const pending of batch) pending.resolve();
+      } catch (error) {
+        // What follows the failed write cannot be placed reliably: this segment takes nothing more.
+        this.closed = true;
+        for (const pending of [...batch, ...this.queue.splice(0)]) pending.reject(error);
+      }
     }
-    if (!this.next) {
-      this.next = this.running
-        .catch(() => {})
-        .then(() => {
-          this.next = undefined;
-          return this.covering();
-        });
-    }
-    return this.next;
+    this.writing = undefined;
   }
 }

@@ -4,7 +4,6 @@ import { openFsBlobStore } from './fs-blob-store.ts';
 import { openS3BlobStore } from './s3-blob-store.ts';
 
 export {
-  type BlobBody,
   type BlobLocation,
   BlobNotFound,
   type BlobStore,

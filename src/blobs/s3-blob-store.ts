@@ -1,4 +1,4 @@
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -6,14 +6,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import {
-  assertSafeKey,
-  type BlobBody,
-  BlobNotFound,
-  type BlobStore,
-  type ListedBlob,
-  type StoredBlob,
-} from './blob-store.ts';
+import { assertSafeKey, BlobNotFound, type BlobStore, type ListedBlob, type StoredBlob } from './blob-store.ts';
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -62,42 +55,18 @@ export function openS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     }
   }
 
-  async function put(key: string, body: BlobBody, size?: number): Promise<StoredBlob> {
-    let counted = 0;
-    let payload: Buffer | Readable;
-    let length: number;
-    if (Buffer.isBuffer(body) || Array.isArray(body)) {
-      const chunks = Buffer.isBuffer(body) ? [body] : (body as readonly Buffer[]);
-      length = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-      counted = length;
-      payload = chunks.length === 1 ? chunks[0]! : Readable.from(chunks);
-    } else if (size !== undefined) {
-      length = size;
-      payload = (body as Readable).pipe(
-        new Transform({
-          transform(chunk: Buffer, _encoding, done) {
-            counted += chunk.length;
-            done(null, chunk);
-          },
-        }),
-      );
-    } else {
-      // S3 needs the length up front; a stream of unknown length is read into memory once.
-      const chunks: Buffer[] = [];
-      for await (const chunk of body as Readable) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-      return put(key, chunks);
-    }
+  async function put(key: string, chunks: readonly Buffer[]): Promise<StoredBlob> {
+    const length = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
     await client.send(
       new PutObjectCommand({
         Bucket: options.bucket,
         Key: objectKey(key),
-        Body: payload,
+        Body: chunks.length === 1 ? chunks[0]! : Readable.from(chunks),
         ContentLength: length,
         ContentType: 'message/rfc822',
       }),
     );
-    if (counted !== length) throw new Error(`Blob ${key}: wrote ${counted} bytes, expected ${length}`);
-    return { size: length };
+    return { key, size: length };
   }
 
   return {

@@ -5,10 +5,8 @@ import { createVerdictChecker, type Verdicts } from './verdicts.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface AnalysisRequest {
-  /** The message as the client sent it: `length` bytes at `offset` of `buffer`. */
-  buffer: SharedArrayBuffer;
-  offset: number;
-  length: number;
+  /** The message as the client sent it, in order (views of shared memory arrive without a copy). */
+  chunks: readonly Uint8Array[];
   clientIp: string;
   helo: string;
   mailFrom: string;
@@ -25,14 +23,14 @@ export interface AnalysisWorkerData {
 }
 
 /**
- * Parsing and authentication verdicts, off the event loop that serves SMTP and HTTP. Receives the message in a
- * SharedArrayBuffer (no copy), answers with the parsed fields and the verdicts.
+ * Parsing and authentication verdicts, off the event loop that serves SMTP and HTTP. Receives the message in
+ * SharedArrayBuffers (no copy), answers with the parsed fields and the verdicts.
  */
 const { dnsServers, mxHost } = workerData as AnalysisWorkerData;
 const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw);
 
 serveRequests<AnalysisRequest, Analysis>(async (request) => {
-  const chunks = [Buffer.from(request.buffer, request.offset, request.length)];
+  const chunks = request.chunks.map((chunk) => Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   const [parsed, verdicts] = await Promise.all([
     parseMessage(chunks),
     checkVerdicts({

@@ -2,7 +2,7 @@ export type { AcceptedRoute, WrittenEmail } from './email-writer.ts';
 export { DEDUPE_WINDOW_MS } from './email-writer.ts';
 export { type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
 export {
-  blobKeyFor,
+  blobNameFor,
   type CommittedListener,
   createIngestService,
   type IncomingMessage,

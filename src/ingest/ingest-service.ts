@@ -14,10 +14,10 @@ import type { WriteRequest, WriterThreadData } from './writer-thread.ts';
 /** One message as SMTP received it, with the route decided for each accepted recipient. */
 export interface IncomingMessage {
   /**
-   * The DATA bytes as received (dot-unstuffed): the one copy of the message in memory. It lives in a
-   * SharedArrayBuffer so the analysis worker reads it without a copy.
+   * The DATA bytes as received (dot-unstuffed), in order: the one copy of the message in memory. The blocks are
+   * views of SharedArrayBuffers, so the analysis worker reads them without a copy.
    */
-  raw: Buffer;
+  raw: readonly Buffer[];
   mailFrom: string | null;
   helo: string | null;
   clientIp: string;
@@ -53,7 +53,8 @@ export interface IngestDependencies {
 
 export type CommittedListener = (emails: WrittenEmail[]) => void;
 
-export function blobKeyFor(queueId: string, at: Date): string {
+/** Where a message's raw bytes go: its blob store answers with the key to read them by. */
+export function blobNameFor(queueId: string, at: Date): string {
   const day = at.toISOString().slice(0, 10).replaceAll('-', '/');
   return `raw/${day}/${queueId}.eml`;
 }
@@ -77,18 +78,16 @@ export function createIngestService(deps: IngestDependencies) {
     database: deps.database,
   } satisfies WriterThreadData);
 
-  async function analyze(raw: Buffer, message: IncomingMessage): Promise<Analysis> {
+  async function analyze(message: IncomingMessage): Promise<Analysis> {
     const request = {
       clientIp: message.clientIp,
       helo: message.helo ?? '',
       mailFrom: message.mailFrom ?? '',
     };
-    if (pool && raw.buffer instanceof SharedArrayBuffer) {
-      return pool.request({ buffer: raw.buffer, offset: raw.byteOffset, length: raw.length, ...request });
-    }
+    if (pool) return pool.request({ chunks: message.raw, ...request });
     const [parsed, verdicts] = await Promise.all([
-      parseMessage([raw]),
-      checkVerdicts({ chunks: [raw], ...request, mta: deps.mxHost }),
+      parseMessage(message.raw),
+      checkVerdicts({ chunks: message.raw, ...request, mta: deps.mxHost }),
     ]);
     return { parsed, verdicts };
   }
@@ -107,7 +106,6 @@ export function createIngestService(deps: IngestDependencies) {
 
   async function store(message: IncomingMessage): Promise<IngestResult> {
     const queueId = newId('msg', message.receivedAt.getTime());
-    const blobKey = blobKeyFor(queueId, message.receivedAt);
     const trace = receivedHeader({
       queueId,
       helo: message.helo,
@@ -118,13 +116,15 @@ export function createIngestService(deps: IngestDependencies) {
       recipients: message.recipients.map((route) => route.recipient),
       at: message.receivedAt,
     });
-    const raw = message.raw;
-    const contentSha256 = createHash('sha256').update(raw).digest('hex');
+    const hash = createHash('sha256');
+    for (const chunk of message.raw) hash.update(chunk);
+    const contentSha256 = hash.digest('hex');
 
     const [stored, { parsed, verdicts }] = await Promise.all([
-      deps.blobs.put(blobKey, [trace, raw]),
-      analyze(raw, message),
+      deps.blobs.put(blobNameFor(queueId, message.receivedAt), [trace, ...message.raw]),
+      analyze(message),
     ]);
+    const blobKey = stored.key;
     const prepared: PreparedMessage = {
       queueId,
       blobKey,

@@ -3,6 +3,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import type { Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
 import type { RecipientRouter } from '../routing/index.ts';
+import { SharedBlocks } from './shared-blocks.ts';
 
 export interface SmtpReceiverOptions {
   router: RecipientRouter;
@@ -88,20 +89,17 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     done: (err?: Error | null, message?: string) => void,
   ) {
     // The message goes straight into memory that ingest and its worker threads share, so it is held once.
-    let shared: SharedArrayBuffer | undefined = new SharedArrayBuffer(0, { maxByteLength: options.maxMessageBytes });
-    let size = 0;
+    let shared: SharedBlocks | undefined = new SharedBlocks();
     let oversized = false;
     stream.on('data', (chunk: Buffer) => {
       if (oversized || !shared) return;
-      if (size + chunk.length > options.maxMessageBytes) {
+      if (shared.size + chunk.length > options.maxMessageBytes) {
         // Keep reading to the end of DATA, but let go of what was held: the rest is discarded as it arrives.
         oversized = true;
         shared = undefined;
         return;
       }
-      shared.grow(size + chunk.length);
-      chunk.copy(new Uint8Array(shared, size, chunk.length));
-      size += chunk.length;
+      shared.append(chunk);
     });
     stream.once('error', () => {
       shared = undefined;
@@ -118,7 +116,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       const mailFrom = session.envelope.mailFrom;
       options.ingest
         .ingest({
-          raw: Buffer.from(shared, 0, size),
+          raw: shared.blocks(),
           mailFrom: mailFrom ? mailFrom.address : null,
           helo: session.hostNameAppearsAs || null,
           clientIp: session.remoteAddress,

@@ -40,4 +40,8 @@ async function startWithS3(dnsAddress: string) {
   };
 }
 
-storedContentSuite('S3', startWithS3, () => ({ bucketName: 'mailroom-test', keyPrefix: 'mail/' }));
+storedContentSuite('S3', startWithS3, () => ({
+  bucketName: 'mailroom-test',
+  keyPrefix: 'mail/',
+  key: /^raw\/\d{4}\/\d\d\/\d\d\/msg_[0-9a-z]{26}\.eml$/,
+}));

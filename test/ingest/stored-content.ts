@@ -23,7 +23,8 @@ const EXPECTED: Record<string, Record<string, unknown>> = JSON.parse(
 export function storedContentSuite(
   label: string,
   start: (dnsAddress: string) => Promise<TestApp>,
-  expectedBucket: (server: TestApp) => { bucketName: string; keyPrefix: string },
+  /** Where the store puts a raw message: bucket, key prefix in it, and the shape of the key it answers with. */
+  expectedBucket: (server: TestApp) => { bucketName: string; keyPrefix: string; key: RegExp },
 ) {
   let dns: DnsServer;
   let server: TestApp;
@@ -99,12 +100,12 @@ export function storedContentSuite(
         );
         assert.ok(stored.subarray(headerEnd).equals(raw));
         assert.equal(row.raw_size, stored.length);
-        const { bucketName, keyPrefix } = expectedBucket(server);
+        const { bucketName, keyPrefix, key } = expectedBucket(server);
         assert.deepEqual(server.app.blobs.location(row.raw_blob_key), {
           bucketName,
           objectKey: `${keyPrefix}${row.raw_blob_key}`,
         });
-        assert.match(row.raw_blob_key, /^raw\/\d{4}\/\d\d\/\d\d\/msg_[0-9a-z]{26}\.eml$/);
+        assert.match(row.raw_blob_key, key);
       });
     }
 

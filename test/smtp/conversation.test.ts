@@ -39,10 +39,18 @@ async function emailCount(): Promise<number> {
   return Number(row.n);
 }
 
-async function storedBlobs(): Promise<string[]> {
+/** Every file under the blob directory: segments only, no temporary or partial files. */
+async function blobFiles(): Promise<string[]> {
   const root = join(server.dataDir, 'blobs');
   const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Every raw message the blob store holds, by key. */
+async function storedBlobs(): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const blob of server.app.blobs.list('raw/')) keys.push(blob.key);
+  return keys;
 }
 
 function bodyOf(bytes: number): string {
@@ -201,6 +209,7 @@ describe('SMTP conversation over a real socket', () => {
   test('a client that disconnects mid-DATA leaves no row, no blob and no temporary file behind', async () => {
     const before = await emailCount();
     const blobsBefore = await storedBlobs();
+    const filesBefore = await blobFiles();
     const smtp = await openSmtpConversation(server.smtpPort);
     await smtp.command('EHLO client.test');
     await smtp.command('MAIL FROM:<a@sender.test>');
@@ -212,7 +221,9 @@ describe('SMTP conversation over a real socket', () => {
     const sent = await sendMail({ port: server.smtpPort, to: 'inbox@smtp.test', subject: 'after the cut' });
     assert.equal(sent.ok, true, sent.response);
     assert.equal(await emailCount(), before + 1);
-    assert.deepEqual((await storedBlobs()).filter((path) => !blobsBefore.includes(path)).length, 1);
+    assert.deepEqual((await storedBlobs()).filter((key) => !blobsBefore.includes(key)).length, 1);
+    const newFiles = (await blobFiles()).filter((path) => !filesBefore.includes(path));
+    assert.ok(newFiles.every((path) => path.endsWith('.seg')) && newFiles.length <= 1, newFiles.join(', '));
     const subjects = await server.app.database.db.selectFrom('emails').select('subject').execute();
     assert.equal(subjects.filter((row) => row.subject === 'cut off').length, 0);
   });

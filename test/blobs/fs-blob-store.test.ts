@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BlobNotFound, type BlobStore, openFsBlobStore } from '../../src/blobs/index.ts';
+
+let root: string;
+
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'mailroom-fs-blobs-'));
+});
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function read(store: BlobStore, key: string): Promise<string> {
+  return Buffer.concat(await (await store.get(key)).toArray()).toString();
+}
+
+async function listed(store: BlobStore, prefix = 'raw/'): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const blob of store.list(prefix)) keys.push(blob.key);
+  return keys;
+}
+
+async function files(dir: string): Promise<string[]> {
+  return (await readdir(join(root, dir), { recursive: true })).sort();
+}
+
+describe('filesystem blob store (segment files)', () => {
+  test('concurrent puts land in one segment, each under its own key, and read back byte for byte', async () => {
+    const store = await openFsBlobStore(join(root, 'concurrent'));
+    const bodies = Array.from({ length: 40 }, (_, i) => [Buffer.from(`Received: ${i}\r\n`), Buffer.from(`body ${i}`)]);
+    const stored = await Promise.all(bodies.map((chunks, i) => store.put(`raw/2026/11/24/msg_${i}.eml`, chunks)));
+    for (const [i, blob] of stored.entries()) {
+      assert.match(blob.key, /^raw\/2026\/11\/24\/seg_[0-9a-z]{26}\.seg\/\d+-\d+$/);
+      assert.equal(blob.size, Buffer.concat(bodies[i]!).length);
+      assert.equal(await read(store, blob.key), `Received: ${i}\r\nbody ${i}`);
+    }
+    assert.equal(new Set(stored.map((blob) => blob.key)).size, 40);
+    assert.equal((await files('concurrent/raw/2026/11/24')).length, 1);
+    assert.deepEqual((await listed(store)).sort(), stored.map((blob) => blob.key).sort());
+    assert.deepEqual(store.location(stored[0]!.key), { bucketName: 'fs', objectKey: stored[0]!.key });
+    await store.close();
+  });
+
+  test('a byte range reads inside the blob only, never into the next record', async () => {
+    const store = await openFsBlobStore(join(root, 'ranges'));
+    const first = await store.put('raw/2026/11/24/msg_a.eml', [Buffer.from('0123456789')]);
+    await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('abcdefghij')]);
+    const slice = async (start: number, end: number) =>
+      Buffer.concat(await (await store.getRange(first.key, start, end)).toArray()).toString();
+    assert.equal(await slice(2, 5), '2345');
+    assert.equal(await slice(8, 100), '89');
+    await store.close();
+  });
+
+  test('a blob for another day starts a segment in that day', async () => {
+    const store = await openFsBlobStore(join(root, 'days'));
+    const monday = await store.put('raw/2026/11/23/msg_a.eml', [Buffer.from('monday')]);
+    const tuesday = await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('tuesday')]);
+    assert.ok(monday.key.startsWith('raw/2026/11/23/seg_'));
+    assert.ok(tuesday.key.startsWith('raw/2026/11/24/seg_'));
+    assert.equal(await read(store, monday.key), 'monday');
+    assert.equal(await read(store, tuesday.key), 'tuesday');
+    assert.deepEqual(await listed(store, 'raw/2026/11/23/'), [monday.key]);
+    await store.close();
+  });
+
+  test('a deleted blob is not found and not listed; its neighbours stay', async () => {
+    const store = await openFsBlobStore(join(root, 'delete'));
+    const kept = await store.put('raw/2026/11/24/msg_a.eml', [Buffer.from('kept')]);
+    const gone = await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('gone')]);
+    await store.delete(gone.key);
+    await store.delete(gone.key);
+    await assert.rejects(store.get(gone.key), BlobNotFound);
+    assert.deepEqual(await listed(store), [kept.key]);
+    assert.equal(await read(store, kept.key), 'kept');
+    await assert.rejects(store.get(`${kept.key.split('/').slice(0, -1).join('/')}/3-4`), BlobNotFound);
+    await store.close();
+  });
+
+  test("a segment of an earlier run is removed once all its blobs are deleted; this run's segment is kept", async () => {
+    const dir = join(root, 'earlier');
+    const earlier = await openFsBlobStore(dir);
+    const old = await Promise.all(
+      ['a', 'b', 'c'].map((name) => earlier.put(`raw/2026/11/24/msg_${name}.eml`, [Buffer.from(name)])),
+    );
+    await earlier.close();
+
+    const store = await openFsBlobStore(dir);
+    const current = await store.put('raw/2026/11/24/msg_d.eml', [Buffer.from('d')]);
+    await store.delete(current.key);
+    await store.delete(old[0]!.key);
+    await store.delete(old[1]!.key);
+    assert.equal((await files('earlier/raw/2026/11/24')).length, 2);
+    await store.delete(old[2]!.key);
+    const left = await files('earlier/raw/2026/11/24');
+    assert.deepEqual(left, [`${current.key.split('/')[4]}`]);
+    await store.close();
+  });
+
+  test('a torn record at the end of a segment (a crash mid-write) ends the listing and disturbs no other blob', async () => {
+    const dir = join(root, 'torn');
+    const crashed = await openFsBlobStore(dir);
+    const whole = await crashed.put('raw/2026/11/24/msg_a.eml', [Buffer.from('whole')]);
+    await crashed.close();
+    const segment = join(dir, whole.key.split('/').slice(0, -1).join('/'));
+    const header = Buffer.alloc(8);
+    header.write('MRB1');
+    header.writeUInt32LE(1000, 4);
+    await appendFile(segment, Buffer.concat([header, Buffer.from('only part')]));
+
+    const store = await openFsBlobStore(dir);
+    assert.deepEqual(await listed(store), [whole.key]);
+    assert.equal(await read(store, whole.key), 'whole');
+    const next = await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('next')]);
+    assert.notEqual(next.key.split('/')[4], whole.key.split('/')[4]);
+    assert.equal(await read(store, next.key), 'next');
+    await store.close();
+  });
+
+  test('a blob stored as a file of its own (the earlier layout) still reads, lists and deletes', async () => {
+    const dir = join(root, 'files');
+    await mkdir(join(dir, 'raw/2026/11/20'), { recursive: true });
+    await writeFile(join(dir, 'raw/2026/11/20/msg_old.eml'), 'Subject: old\r\n\r\nold layout');
+    const store = await openFsBlobStore(dir);
+    const key = 'raw/2026/11/20/msg_old.eml';
+    assert.deepEqual(await listed(store), [key]);
+    assert.equal(await read(store, key), 'Subject: old\r\n\r\nold layout');
+    assert.equal(Buffer.concat(await (await store.getRange(key, 0, 6)).toArray()).toString(), 'Subject');
+    await store.delete(key);
+    await assert.rejects(store.get(key), BlobNotFound);
+    await store.close();
+  });
+});
