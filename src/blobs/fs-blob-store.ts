@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -29,9 +30,10 @@ interface Located {
 
 /**
  * Blobs on the filesystem, appended to segment files: a put writes a record (header and bytes) at the end of the
- * active segment, and resolves once an fdatasync that covers it has returned. Puts that arrive while a write is under
- * way share the next write and fsync, so a burst of messages costs a few fsyncs, not one file creation, write, fsync,
- * close and directory fsync each (on ext4 here that was 270 µs of CPU per message against 19).
+ * active segment, and resolves once the write that carries it has returned. Segments are opened with O_DSYNC, so a
+ * write returns only when its bytes are durable. Puts that arrive while a write is under way share the next one, so
+ * a burst of messages costs a few synchronous writes, not one file creation, write, fsync, close and directory fsync
+ * each (on ext4 here that was 270 µs of CPU per message against 19).
  *
  * A key is `<segment>/<offset>-<length>`; keys of blobs stored one file each (by earlier versions) still read and
  * delete as files. Deleting a segment's blob marks its record dead; a segment whose records are all dead is removed.
@@ -218,7 +220,7 @@ interface PendingAppend {
 
 /**
  * The segment puts append to. Each put reserves its place at once (so its key is known), and queued records are
- * written in one positioned writev and made durable by one fdatasync, while the next records queue behind.
+ * written in one positioned, synchronous (O_DSYNC) writev, while the next records queue behind.
  */
 class Segment {
   readonly key: string;
@@ -238,8 +240,13 @@ class Segment {
     this.dir = dir;
     this.path = path;
     this.handle = dirReady.then(async () => {
-      const handle = await open(this.path, 'wx');
-      // The new file's entry is made durable once; later records only need the file's own fdatasync.
+      // O_DSYNC: a write returns once its bytes are durable, so a batch costs one trip to the thread pool, not two
+      // (a write, then an fdatasync).
+      const handle = await open(
+        this.path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC,
+      );
+      // The new file's entry is made durable once; after that each synchronous write makes its records durable.
       await syncDir(this.dir);
       return handle;
     });
@@ -280,7 +287,6 @@ class Segment {
         const handle = await this.handle;
         const { bytesWritten } = await handle.writev(buffers, this.written);
         if (bytesWritten !== length) throw new Error(`segment ${this.key}: wrote ${bytesWritten} of ${length} bytes`);
-        await handle.datasync();
         this.written += length;
         for (const pending of batch) pending.resolve();
       } catch (error) {

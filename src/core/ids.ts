@@ -12,10 +12,22 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+/**
+ * Random bytes for ids are drawn from the CSPRNG in bulk, as `crypto.randomUUID` does: one call per 256 ids instead
+ * of one per id, which showed as 5% of the ingest writer thread (it makes three ids per message).
+ */
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let randomPoolOffset = 0;
+
 function encodeRandom(length: number): string {
-  const bytes = randomBytes(length);
+  if (randomPoolOffset + length > randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    randomPoolOffset = 0;
+  }
   let out = '';
-  for (const byte of bytes) out += CROCKFORD[byte % 32];
+  for (let i = randomPoolOffset; i < randomPoolOffset + length; i++) out += CROCKFORD[randomPool[i]! % 32];
+  randomPoolOffset += length;
   return out;
 }
 
@@ -32,7 +44,8 @@ export type IdPrefix =
   | 'dla'
   | 'att'
   | 'thr'
-  | 'msg';
+  | 'msg'
+  | 'seg';
 
 /** A prefixed id whose text sorts by creation time (ULID-like: 10 chars of ms time, 16 random). */
 export function newId(prefix: IdPrefix, now = Date.now()): string {
