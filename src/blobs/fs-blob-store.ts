@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { newId } from '../core/index.ts';
 import { assertSafeKey, BlobNotFound, type BlobStore, type ListedBlob, type StoredBlob } from './blob-store.ts';
 
@@ -19,14 +19,10 @@ const SEGMENT_SUFFIX = '.seg';
 /** `raw/2026/11/24/seg_x.seg/1048576-10342`: the blob of 10,342 bytes at offset 1,048,576 of that segment. */
 const SEGMENT_RANGE = /^(.+\.seg)\/(\d+)-(\d+)$/;
 
-interface Located {
-  path: string;
-  /** Where the blob's bytes start in the file, and how many there are (undefined: to the end of the file). */
-  offset: number;
-  length: number | undefined;
-  /** The segment the blob is a record of, or undefined for a blob that is a file of its own. */
-  segmentKey: string | undefined;
-}
+/** Where a key's bytes are: a file of its own, or a record of a segment file. */
+type Located =
+  | { kind: 'file'; path: string }
+  | { kind: 'record'; path: string; segmentKey: string; offset: number; length: number };
 
 /**
  * Blobs on the filesystem, appended to segment files: a put writes a record (header and bytes) at the end of the
@@ -47,7 +43,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
   const syncedDirs = new Set<string>();
   let active: Segment | undefined;
   /** Segments this process created: their records may still be on their way to disk, so they are never removed. */
-  const written = new Set<string>();
+  const ownSegments = new Set<string>();
   /** Live records per segment of an earlier run, counted the first time one of its records is deleted. */
   const liveRecords = new Map<string, number>();
 
@@ -61,9 +57,10 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
 
   function segmentFor(dir: string, bytes: number): Segment {
     if (active?.accepts(dir, bytes)) return active;
+    // Not awaited: the sealed segment finishes the writes already queued on its own, and the new one starts now.
     active?.seal();
     const key = `${relative(root, dir).split(sep).join('/')}/${newId('seg')}${SEGMENT_SUFFIX}`;
-    written.add(key);
+    ownSegments.add(key);
     active = new Segment(key, dir, join(root, key), ensureDurableDir(dir));
     return active;
   }
@@ -71,8 +68,15 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
   function locate(key: string): Located {
     assertSafeKey(key);
     const range = SEGMENT_RANGE.exec(key);
-    if (!range) return { path: join(root, key), offset: 0, length: undefined, segmentKey: undefined };
-    return { path: join(root, range[1]!), offset: Number(range[2]), length: Number(range[3]), segmentKey: range[1] };
+    if (!range) return { kind: 'file', path: join(root, key) };
+    const segmentKey = range[1]!;
+    return {
+      kind: 'record',
+      path: join(root, segmentKey),
+      segmentKey,
+      offset: Number(range[2]),
+      length: Number(range[3]),
+    };
   }
 
   async function openForRead(key: string, start: number, end: number | undefined): Promise<Readable> {
@@ -84,18 +88,20 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFound(key);
       throw error;
     }
-    if (blob.length !== undefined && !(await isLiveRecord(handle, blob.offset, blob.length))) {
+    if (blob.kind === 'file') return handle.createReadStream({ start, ...(end === undefined ? {} : { end }) });
+    if (!(await isLiveRecord(handle, blob.offset, blob.length))) {
       await handle.close();
       throw new BlobNotFound(key);
     }
-    const last = blob.length === undefined ? end : Math.min(end ?? blob.length - 1, blob.length - 1);
-    return handle.createReadStream({
-      start: blob.offset + start,
-      ...(last === undefined ? {} : { end: blob.offset + last }),
-    });
+    const last = Math.min(end ?? blob.length - 1, blob.length - 1);
+    if (last < start) {
+      await handle.close();
+      return Readable.from([]);
+    }
+    return handle.createReadStream({ start: blob.offset + start, end: blob.offset + last });
   }
 
-  async function deleteRecord(blob: Located & { segmentKey: string }) {
+  async function deleteRecord(blob: Extract<Located, { kind: 'record' }>) {
     let handle: FileHandle;
     try {
       handle = await open(blob.path, 'r+');
@@ -105,10 +111,10 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     }
     let remaining: number | undefined;
     try {
-      if (!(await isLiveRecord(handle, blob.offset, blob.length!))) return;
+      if (!(await isLiveRecord(handle, blob.offset, blob.length))) return;
       // No fsync: a mark lost in a crash only leaves the record for the next recovery to find again.
       await handle.write(DEAD, 0, DEAD.length, blob.offset - HEADER_BYTES);
-      if (written.has(blob.segmentKey)) return;
+      if (ownSegments.has(blob.segmentKey)) return;
       remaining = liveRecords.get(blob.segmentKey);
       if (remaining === undefined) {
         remaining = 0;
@@ -138,8 +144,8 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     getRange: (key, start, end) => openForRead(key, start, end),
     async delete(key) {
       const blob = locate(key);
-      if (blob.segmentKey === undefined) await rm(blob.path, { force: true });
-      else await deleteRecord(blob as Located & { segmentKey: string });
+      if (blob.kind === 'file') await rm(blob.path, { force: true });
+      else await deleteRecord(blob);
     },
     async *list(prefix: string): AsyncIterable<ListedBlob> {
       const base = join(root, prefix.replace(/\/+$/, ''));
@@ -191,7 +197,9 @@ async function isLiveRecord(handle: FileHandle, offset: number, length: number):
   const header = Buffer.alloc(HEADER_BYTES);
   const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, offset - HEADER_BYTES);
   return (
-    bytesRead === HEADER_BYTES && header.subarray(0, LIVE.length).equals(LIVE) && header.readUInt32LE(4) === length
+    bytesRead === HEADER_BYTES &&
+    header.subarray(0, LIVE.length).equals(LIVE) &&
+    header.readUInt32LE(LIVE.length) === length
   );
 }
 

@@ -45,7 +45,7 @@ describe('filesystem blob store (segment files)', () => {
     await store.close();
   });
 
-  test('a byte range reads inside the blob only, never into the next record', async () => {
+  test('a byte range reads inside the blob only, never into the next record; an empty blob reads empty', async () => {
     const store = await openFsBlobStore(join(root, 'ranges'));
     const first = await store.put('raw/2026/11/24/msg_a.eml', [Buffer.from('0123456789')]);
     await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('abcdefghij')]);
@@ -53,6 +53,9 @@ describe('filesystem blob store (segment files)', () => {
       Buffer.concat(await (await store.getRange(first.key, start, end)).toArray()).toString();
     assert.equal(await slice(2, 5), '2345');
     assert.equal(await slice(8, 100), '89');
+    assert.equal(await slice(10, 20), '');
+    const empty = await store.put('raw/2026/11/24/msg_c.eml', [Buffer.alloc(0)]);
+    assert.equal(await read(store, empty.key), '');
     await store.close();
   });
 
