@@ -20,7 +20,7 @@ export interface ListedBlob {
 }
 
 /**
- * Raw messages by key. `put` returns only once the bytes are durable (fsynced, or an S3 PUT that answered), so a
+ * Raw messages by key. `put` returns only once the bytes are durable (on disk, or an S3 PUT that answered), so a
  * caller may acknowledge what it stored. Keys are relative paths.
  */
 export interface BlobStore {

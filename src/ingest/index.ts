@@ -2,7 +2,6 @@ export type { AcceptedRoute, WrittenEmail } from './email-writer.ts';
 export { DEDUPE_WINDOW_MS } from './email-writer.ts';
 export { type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
 export {
-  blobNameFor,
   type CommittedListener,
   createIngestService,
   type IncomingMessage,

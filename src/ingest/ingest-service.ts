@@ -56,7 +56,7 @@ export interface IngestDependencies {
 export type CommittedListener = (emails: WrittenEmail[]) => void;
 
 /** Where a message's raw bytes go: its blob store answers with the key to read them by. */
-export function blobNameFor(queueId: string, at: Date): string {
+function blobNameFor(queueId: string, at: Date): string {
   const day = at.toISOString().slice(0, 10).replaceAll('-', '/');
   return `raw/${day}/${queueId}.eml`;
 }
