@@ -191,32 +191,43 @@ async function syncDir(dir: string) {
   }
 }
 
+function recordHeader(length: number): Buffer {
+  const header = Buffer.alloc(HEADER_BYTES);
+  LIVE.copy(header);
+  header.writeUInt32LE(length, LIVE.length);
+  return header;
+}
+
+/** The header at `position`: whether its record is live, and its length; undefined when there is none to read. */
+async function readHeader(
+  handle: FileHandle,
+  position: number,
+): Promise<{ live: boolean; length: number } | undefined> {
+  const header = Buffer.alloc(HEADER_BYTES);
+  const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, position);
+  if (bytesRead < HEADER_BYTES) return undefined;
+  const tag = header.subarray(0, LIVE.length);
+  if (!tag.equals(LIVE) && !tag.equals(DEAD)) return undefined;
+  return { live: tag.equals(LIVE), length: header.readUInt32LE(LIVE.length) };
+}
+
 /** Whether a live record of `length` bytes starts at `offset` (a deleted one, or a made-up key, does not). */
 async function isLiveRecord(handle: FileHandle, offset: number, length: number): Promise<boolean> {
   if (offset < HEADER_BYTES) return false;
-  const header = Buffer.alloc(HEADER_BYTES);
-  const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, offset - HEADER_BYTES);
-  return (
-    bytesRead === HEADER_BYTES &&
-    header.subarray(0, LIVE.length).equals(LIVE) &&
-    header.readUInt32LE(LIVE.length) === length
-  );
+  const header = await readHeader(handle, offset - HEADER_BYTES);
+  return header?.live === true && header.length === length;
 }
 
 /** The keys of a segment's live records, in order. A torn or unreadable record ends the walk. */
 async function* readRecords(handle: FileHandle, segmentKey: string): AsyncIterable<string> {
   const { size } = await handle.stat();
-  const header = Buffer.alloc(HEADER_BYTES);
   let position = 0;
   while (position + HEADER_BYTES <= size) {
-    const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, position);
-    if (bytesRead < HEADER_BYTES) return;
-    const tag = header.subarray(0, LIVE.length);
-    const length = header.readUInt32LE(LIVE.length);
+    const header = await readHeader(handle, position);
     const offset = position + HEADER_BYTES;
-    if (offset + length > size || !(tag.equals(LIVE) || tag.equals(DEAD))) return;
-    if (tag.equals(LIVE)) yield `${segmentKey}/${offset}-${length}`;
-    position = offset + length;
+    if (!header || offset + header.length > size) return;
+    if (header.live) yield `${segmentKey}/${offset}-${header.length}`;
+    position = offset + header.length;
   }
 }
 
@@ -237,7 +248,6 @@ class Segment {
   private size = 0;
   /** Set when a write failed or the segment was sealed: it takes no more records. */
   private closed = false;
-  private readonly path: string;
   private readonly handle: Promise<FileHandle>;
   private queue: PendingAppend[] = [];
   private written = 0;
@@ -246,14 +256,10 @@ class Segment {
   constructor(key: string, dir: string, path: string, dirReady: Promise<void>) {
     this.key = key;
     this.dir = dir;
-    this.path = path;
     this.handle = dirReady.then(async () => {
       // O_DSYNC: a write returns once its bytes are durable, so a batch costs one trip to the thread pool, not two
       // (a write, then an fdatasync).
-      const handle = await open(
-        this.path,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC,
-      );
+      const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC);
       // The new file's entry is made durable once; after that each synchronous write makes its records durable.
       await syncDir(this.dir);
       return handle;
@@ -268,13 +274,10 @@ class Segment {
 
   /** Queues a record; resolves with the offset of its bytes once they are durable. */
   append(chunks: readonly Buffer[], size: number): Promise<number> {
-    const header = Buffer.alloc(HEADER_BYTES);
-    LIVE.copy(header);
-    header.writeUInt32LE(size, LIVE.length);
     const offset = this.size + HEADER_BYTES;
     this.size = offset + size;
     return new Promise<number>((resolve, reject) => {
-      this.queue.push({ buffers: [header, ...chunks], resolve: () => resolve(offset), reject });
+      this.queue.push({ buffers: [recordHeader(size), ...chunks], resolve: () => resolve(offset), reject });
       this.writing ??= this.drain();
     });
   }
