@@ -29,10 +29,24 @@ export interface AnalysisWorkerData {
 const { dnsServers, mxHost } = workerData as AnalysisWorkerData;
 const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw);
 
+/**
+ * Messages are parsed one after another, in arrival order. Parsed side by side, the dozens a busy worker holds would
+ * share its CPU and all finish together, reaching the writer in one burst after it had sat idle; one at a time, each
+ * goes to the writer as soon as it is parsed, so parsing and committing overlap (50 connections on 2 cores: 2-12%
+ * more messages/s and 4-10 points more CPU in use, in 3 interleaved pairs). Verdicts are not queued: they may wait
+ * on DNS, and a slow answer must not hold up other messages.
+ */
+let parsing: Promise<unknown> = Promise.resolve();
+function parseInTurn(chunks: Buffer[]): Promise<ParsedMessage> {
+  const parsed = parsing.then(() => parseMessage(chunks));
+  parsing = parsed.catch(() => {});
+  return parsed;
+}
+
 serveRequests<AnalysisRequest, Analysis>(async (request) => {
   const chunks = request.chunks.map((chunk) => Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   const [parsed, verdicts] = await Promise.all([
-    parseMessage(chunks),
+    parseInTurn(chunks),
     checkVerdicts({
       chunks,
       clientIp: request.clientIp,
