@@ -16,9 +16,20 @@ export interface MailroomProcess extends ServerProcess {
   api: ReturnType<typeof apiClient>;
 }
 
-/** Starts `src/main.ts` with `env` on fixed HTTP and SMTP ports and an API client bound to it. */
+/**
+ * Starts `src/main.ts` with `env` on fixed HTTP and SMTP ports and an API client bound to it. Ports `env` does not
+ * fix are picked free; another test may take one between the pick and the child's listen, so on EADDRINUSE they are
+ * picked again.
+ */
 export async function startMailroom(env: Record<string, string>, apiKey: string): Promise<MailroomProcess> {
-  const [httpPort, smtpPort] = [Number(env.PORT) || (await freePort()), Number(env.SMTP_PORT) || (await freePort())];
-  const process = await startServerProcess({ ...env, PORT: String(httpPort), SMTP_PORT: String(smtpPort) });
-  return { ...process, smtpPort, api: apiClient(process.httpUrl, apiKey) };
+  for (let attempt = 1; ; attempt++) {
+    const [httpPort, smtpPort] = [Number(env.PORT) || (await freePort()), Number(env.SMTP_PORT) || (await freePort())];
+    try {
+      const process = await startServerProcess({ ...env, PORT: String(httpPort), SMTP_PORT: String(smtpPort) });
+      return { ...process, smtpPort, api: apiClient(process.httpUrl, apiKey) };
+    } catch (error) {
+      const portsPicked = !(Number(env.PORT) && Number(env.SMTP_PORT));
+      if (!portsPicked || attempt === 3 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
 }
