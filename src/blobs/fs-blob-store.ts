@@ -207,8 +207,9 @@ async function readHeader(
   const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, position);
   if (bytesRead < HEADER_BYTES) return undefined;
   const tag = header.subarray(0, LIVE.length);
-  if (!tag.equals(LIVE) && !tag.equals(DEAD)) return undefined;
-  return { live: tag.equals(LIVE), length: header.readUInt32LE(LIVE.length) };
+  const live = tag.equals(LIVE);
+  if (!live && !tag.equals(DEAD)) return undefined;
+  return { live, length: header.readUInt32LE(LIVE.length) };
 }
 
 /** Whether a live record of `length` bytes starts at `offset` (a deleted one, or a made-up key, does not). */

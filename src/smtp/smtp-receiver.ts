@@ -58,7 +58,7 @@ class EnhancedCodeServer extends SMTPServer {
         setImmediate(() => socket.uncork());
       }
       send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
-      if (endsMessage) while (socket.writableCorked) socket.uncork();
+      if (endsMessage && socket.writableCorked) socket.uncork();
     };
     if (this.connectionTimeoutMs > 0) {
       const { id } = connection;

@@ -22,13 +22,13 @@ export interface MailroomProcess extends ServerProcess {
  * picked again.
  */
 export async function startMailroom(env: Record<string, string>, apiKey: string): Promise<MailroomProcess> {
+  const portsPicked = !(Number(env.PORT) && Number(env.SMTP_PORT));
   for (let attempt = 1; ; attempt++) {
     const [httpPort, smtpPort] = [Number(env.PORT) || (await freePort()), Number(env.SMTP_PORT) || (await freePort())];
     try {
       const process = await startServerProcess({ ...env, PORT: String(httpPort), SMTP_PORT: String(smtpPort) });
       return { ...process, smtpPort, api: apiClient(process.httpUrl, apiKey) };
     } catch (error) {
-      const portsPicked = !(Number(env.PORT) && Number(env.SMTP_PORT));
       if (!portsPicked || attempt === 3 || !String(error).includes('EADDRINUSE')) throw error;
     }
   }
