@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { type AddressObject, type AttachmentStream, type HeaderLines, MailParser, type MessageText } from 'mailparser';
 
 export interface AddressList {
@@ -119,8 +118,7 @@ function cap(text: string | undefined): string | null {
  * Parses a raw message in one streaming pass. Attachments are counted and drained, never held. A message MailParser
  * cannot read still yields whatever headers were read, with `parseSuccess: false` and the reason.
  */
-export async function parseMessage(raw: Readable | readonly Buffer[]): Promise<ParsedMessage> {
-  const input = raw instanceof Readable ? raw : Readable.from(raw);
+export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessage> {
   const parser = new MailParser(PARSER_OPTIONS);
   const parsed: ParsedMessage = {
     messageId: null,
@@ -174,11 +172,16 @@ export async function parseMessage(raw: Readable | readonly Buffer[]): Promise<P
     });
     parser.on('end', resolve);
     parser.on('error', reject);
-    input.on('error', reject);
   });
   const boundaries = new BoundaryWatch();
-  input.on('data', (chunk: Buffer) => boundaries.scan(chunk));
-  input.pipe(parser);
+  // The chunks are already in memory, so they are written straight in rather than through a Readable and pipe():
+  // the parser keeps references to what it has not read yet (no copies), and the stream machinery cost about a tenth
+  // of a 10 KB message's parse.
+  for (const chunk of raw) {
+    boundaries.scan(chunk);
+    parser.write(chunk);
+  }
+  parser.end();
   try {
     await done;
     const problem = boundaries.problem(headerMap?.get('content-type'));
@@ -189,8 +192,6 @@ export async function parseMessage(raw: Readable | readonly Buffer[]): Promise<P
   } catch (error) {
     parsed.parseSuccess = false;
     parsed.parseError = error instanceof Error ? error.message : String(error);
-    input.unpipe(parser);
-    input.destroy();
   }
 
   if (headerMap) {
