@@ -8,9 +8,10 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { INGEST_THREAD_NAMES } from '../src/ingest/index.ts';
 import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
@@ -32,7 +33,22 @@ export const DEFAULT_LEVELS: IngestLevel[] = [
 /** A level's load result with the server process's CPU time (all its threads) per accepted message. */
 export interface MeasuredLevel extends LoadResult {
   serverCpuMsPerMessage: number;
+  /** The same CPU time by thread group (see THREAD_GROUPS). */
+  serverCpuMsPerMessageByThread: Record<ThreadGroup, number>;
 }
+
+/**
+ * Which of the server's threads a thread is, by its operating-system name: the event loop, ingest's analysis
+ * worker(s) and writer, V8's platform threads (mostly garbage collection), libuv's pool (file I/O), and the rest.
+ */
+const THREAD_GROUPS = {
+  main: (name: string) => name === 'node-MainThread',
+  analysis: (name: string) => name === INGEST_THREAD_NAMES.analysis,
+  writer: (name: string) => name === INGEST_THREAD_NAMES.writer,
+  v8: (name: string) => name.startsWith('node-V8'),
+  libuv: (name: string) => name.startsWith('libuv'),
+} as const;
+type ThreadGroup = keyof typeof THREAD_GROUPS | 'other';
 
 export interface IngestBenchResult {
   database: 'sqlite' | 'postgres';
@@ -68,21 +84,50 @@ const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { enc
  * CPU time a process has used, in ms (Linux /proc). Unlike throughput, it barely moves when something else shares
  * the machine, so it tells whether a change made the work cheaper.
  */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+function cpuMs(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** CPU time by thread group, in ms. A thread that ended between two readings drops out of its group. */
+function threadCpuMs(pid: number): Record<ThreadGroup, number> {
+  const groups: Record<ThreadGroup, number> = { main: 0, analysis: 0, writer: 0, v8: 0, libuv: 0, other: 0 };
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      const group = (Object.keys(THREAD_GROUPS) as Array<keyof typeof THREAD_GROUPS>).find((key) =>
+        THREAD_GROUPS[key](name),
+      );
+      groups[group ?? 'other'] += cpuMs(`/proc/${pid}/task/${task}/stat`);
+    } catch {
+      // The thread ended while being read.
+    }
+  }
+  return groups;
 }
 
 async function measure(port: number, pid: number, levels: IngestLevel[]): Promise<MeasuredLevel[]> {
   const message = tenKilobyteMessage(FROM, TO);
   await runLoad({ port, from: FROM, to: TO, message, ...WARM_UP });
   const results: MeasuredLevel[] = [];
+  const perMessage = (ms: number, accepted: number) => Math.round((ms / Math.max(1, accepted)) * 1000) / 1000;
   for (const level of levels) {
-    const before = cpuMs(pid);
+    const before = cpuMs(`/proc/${pid}/stat`);
+    const threadsBefore = threadCpuMs(pid);
     const result = await runLoad({ port, from: FROM, to: TO, message, ...level });
-    const serverCpuMsPerMessage = Math.round(((cpuMs(pid) - before) / Math.max(1, result.accepted)) * 1000) / 1000;
-    results.push({ ...result, serverCpuMsPerMessage });
+    const threadsAfter = threadCpuMs(pid);
+    const byThread = Object.fromEntries(
+      Object.entries(threadsAfter).map(([group, ms]) => [
+        group,
+        perMessage(ms - threadsBefore[group as ThreadGroup], result.accepted),
+      ]),
+    ) as Record<ThreadGroup, number>;
+    results.push({
+      ...result,
+      serverCpuMsPerMessage: perMessage(cpuMs(`/proc/${pid}/stat`) - before, result.accepted),
+      serverCpuMsPerMessageByThread: byThread,
+    });
   }
   return results;
 }
@@ -137,6 +182,11 @@ export async function runIngestBench(options: {
   }
 }
 
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
+}
+
 export function formatIngest(result: IngestBenchResult): string {
   const rows = [
     ['connections', 'msg/s', 'p50 ms', 'p99 ms', 'accepted', 'cpu ms/msg', 'discard msg/s', 'discard p99 ms', 'ratio'],
@@ -155,9 +205,18 @@ export function formatIngest(result: IngestBenchResult): string {
       `${Math.round((100 * level.messagesPerSecond) / ceiling.messagesPerSecond)}%`,
     ]);
   });
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const groups = Object.keys(result.mailroom[0]!.serverCpuMsPerMessageByThread) as ThreadGroup[];
+  const byThread = [
+    ['connections', ...groups],
+    ...result.mailroom.map((level) => [
+      String(level.connections),
+      ...groups.map((group) => String(level.serverCpuMsPerMessageByThread[group])),
+    ]),
+  ];
   return [
     `ingest (10 KB messages, end of DATA -> 250), ${result.database}; cpu ms/msg: Mailroom (discard server)`,
-    ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
+    ...table(rows),
+    'Mailroom cpu ms/msg by thread',
+    ...table(byThread),
   ].join('\n');
 }

@@ -4,6 +4,7 @@ export { type ExtractedAttachment, extractAttachment } from './extract-attachmen
 export {
   type CommittedListener,
   createIngestService,
+  INGEST_THREAD_NAMES,
   type IncomingMessage,
   type IngestDependencies,
   type IngestResult,

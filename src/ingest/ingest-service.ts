@@ -53,6 +53,9 @@ export interface IngestDependencies {
   mxHost: string;
 }
 
+/** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
+export const INGEST_THREAD_NAMES = { analysis: 'ingest-analysis', writer: 'ingest-writer' } as const;
+
 export type CommittedListener = (emails: WrittenEmail[]) => void;
 
 /** Where a message's raw bytes go: its blob store answers with the key to read them by. */
@@ -71,14 +74,19 @@ export function createIngestService(deps: IngestDependencies) {
   const workers = deps.analysisWorkers ?? Math.max(1, availableParallelism() - 1);
   const pool =
     workers > 0
-      ? new WorkerPool<AnalysisRequest, Analysis>(new URL('./analysis-worker.ts', import.meta.url), workers, {
-          dnsServers: deps.dnsServers,
-          mxHost: deps.mxHost,
-        } satisfies AnalysisWorkerData)
+      ? new WorkerPool<AnalysisRequest, Analysis>(
+          new URL('./analysis-worker.ts', import.meta.url),
+          workers,
+          { dnsServers: deps.dnsServers, mxHost: deps.mxHost } satisfies AnalysisWorkerData,
+          INGEST_THREAD_NAMES.analysis,
+        )
       : null;
-  const writer = new WorkerPool<WriteRequest, WrittenEmail[]>(new URL('./writer-thread.ts', import.meta.url), 1, {
-    database: deps.database,
-  } satisfies WriterThreadData);
+  const writer = new WorkerPool<WriteRequest, WrittenEmail[]>(
+    new URL('./writer-thread.ts', import.meta.url),
+    1,
+    { database: deps.database } satisfies WriterThreadData,
+    INGEST_THREAD_NAMES.writer,
+  );
 
   async function analyze(message: IncomingMessage): Promise<Analysis> {
     const request = {

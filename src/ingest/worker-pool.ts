@@ -30,15 +30,21 @@ export class WorkerPool<Request, Reply> {
   private readonly workers: PoolWorker<Reply>[] = [];
   private readonly module: URL;
   private readonly workerData: unknown;
+  private readonly threadName: string;
   private idleWaiters: Array<() => void> = [];
   private nextId = 0;
   private closed = false;
   private deaths: number[] = [];
   private broken: Error | undefined;
 
-  constructor(module: URL, size: number, workerData: unknown) {
+  /**
+   * `threadName` names the workers' threads for the operating system (at most 15 characters show), so that tools
+   * like top -H and the ingest bench's per-thread CPU tell them apart.
+   */
+  constructor(module: URL, size: number, workerData: unknown, threadName: string) {
     this.module = module;
     this.workerData = workerData;
+    this.threadName = threadName;
     for (let i = 0; i < size; i++) this.workers.push(this.spawn());
   }
 
@@ -83,7 +89,7 @@ export class WorkerPool<Request, Reply> {
   }
 
   private spawn(): PoolWorker<Reply> {
-    const worker = new Worker(this.module, { workerData: this.workerData });
+    const worker = new Worker(this.module, { workerData: this.workerData, name: this.threadName });
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const entry: PoolWorker<Reply> = { worker, pending: new Map(), exited };
     worker.on('message', (message: ReplyEnvelope<Reply>) => {

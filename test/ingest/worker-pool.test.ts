@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { WorkerPool } from '../../src/ingest/worker-pool.ts';
 
@@ -6,7 +7,7 @@ const ECHO = new URL('../fixtures/workers/echo-worker.ts', import.meta.url);
 type Request = { action: 'echo' | 'throw' | 'exit'; value: string };
 
 test('requests are answered by the workers; a handler error rejects only its own request', async () => {
-  const pool = new WorkerPool<Request, string>(ECHO, 2, {});
+  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker');
   try {
     const answers = await Promise.all(['a', 'b', 'c'].map((value) => pool.request({ action: 'echo', value })));
     assert.deepEqual(answers, ['echo a', 'echo b', 'echo c']);
@@ -18,7 +19,7 @@ test('requests are answered by the workers; a handler error rejects only its own
 });
 
 test('a worker that dies fails its requests and is replaced', async () => {
-  const pool = new WorkerPool<Request, string>(ECHO, 1, {});
+  const pool = new WorkerPool<Request, string>(ECHO, 1, {}, 'echo-worker');
   try {
     await assert.rejects(pool.request({ action: 'exit', value: '' }), /worker exited with code 3/);
     assert.equal(await pool.request({ action: 'echo', value: 'after' }), 'echo after');
@@ -29,7 +30,7 @@ test('a worker that dies fails its requests and is replaced', async () => {
 });
 
 test('workers that cannot start make requests fail at once instead of respawning forever', async () => {
-  const pool = new WorkerPool<Request, string>(ECHO, 1, { failAtStart: true });
+  const pool = new WorkerPool<Request, string>(ECHO, 1, { failAtStart: true }, 'echo-worker');
   try {
     // Each failed start is replaced until the pool gives up; from then on a request fails without waiting.
     for (let attempt = 0; attempt < 20; attempt++) {
@@ -38,6 +39,19 @@ test('workers that cannot start make requests fail at once instead of respawning
       if (error.message.startsWith('worker keeps failing')) break;
     }
     await assert.rejects(pool.request({ action: 'echo', value: 'y' }), /^Error: worker keeps failing: cannot start/);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("the workers' threads carry the pool's thread name", async () => {
+  const threadNames = () =>
+    readdirSync('/proc/self/task').map((task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim());
+  assert.equal(threadNames().filter((name) => name === 'echo-worker').length, 0);
+  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker');
+  try {
+    await Promise.all(['a', 'b'].map((value) => pool.request({ action: 'echo', value })));
+    assert.equal(threadNames().filter((name) => name === 'echo-worker').length, 2);
   } finally {
     await pool.close();
   }
