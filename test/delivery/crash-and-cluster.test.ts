@@ -6,10 +6,11 @@ import { openDatabase } from '../../src/db/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
+import { freePort } from '../helpers/ports.ts';
 import { createInstallation } from '../helpers/process.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { freePort, type MailroomProcess, startMailroom } from './processes.ts';
+import { type MailroomProcess, startMailroom } from './processes.ts';
 import { createWebhookEndpoint, routeAddress, waitForDelivery } from './setup.ts';
 
 const API_KEY = `mr_test_${randomBytes(16).toString('hex')}`;

@@ -1,15 +1,6 @@
-import { createServer } from 'node:net';
 import { apiClient } from '../helpers/http.ts';
+import { freePort } from '../helpers/ports.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process.ts';
-
-/** A port that was free a moment ago, so a restarted process can listen where its predecessor did. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface MailroomProcess extends ServerProcess {
   smtpPort: number;

@@ -1,5 +1,5 @@
-import { createServer as createNetServer } from 'node:net';
 import dns2 from 'dns2';
+import { freePort } from './ports.ts';
 
 const { Packet } = dns2;
 
@@ -19,14 +19,6 @@ const TYPE_CODES: Record<ZoneRecord['type'], number> = {
   TXT: Packet.TYPE.TXT,
   AAAA: Packet.TYPE.AAAA,
 };
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * A real DNS server on loopback (UDP and TCP on one port) answering from an in-memory zone the test edits.
