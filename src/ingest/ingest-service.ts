@@ -130,10 +130,21 @@ export function createIngestService(deps: IngestDependencies) {
     for (const chunk of message.raw) hash.update(chunk);
     const contentSha256 = hash.digest('hex');
 
-    const [stored, { parsed, verdicts }] = await Promise.all([
+    // Both are waited for even when one fails, so that the blob of a message refused here is deleted at once, not left
+    // (referenced by nothing) until the next start's recovery.
+    const [put, analysis] = await Promise.allSettled([
       deps.blobs.put(blobNameFor(queueId, message.receivedAt), [trace, ...message.raw]),
       analyze(message),
     ]);
+    if (put.status === 'rejected') throw put.reason;
+    const stored = put.value;
+    if (analysis.status === 'rejected') {
+      await deps.blobs
+        .delete(stored.key)
+        .catch((error) => deps.logger.warn({ err: error, blobKey: stored.key }, 'blob cleanup'));
+      throw analysis.reason;
+    }
+    const { parsed, verdicts } = analysis.value;
     const blobKey = stored.key;
     const prepared: PreparedMessage = {
       queueId,
