@@ -11,7 +11,13 @@ import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
 import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
 import { buildHttpServer } from './http/index.ts';
-import { createIngestService, extractAttachment, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
+import {
+  cleanStopMarker,
+  createIngestService,
+  extractAttachment,
+  type IngestService,
+  removeOrphanBlobs,
+} from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
 import { RoutingService } from './routing/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
@@ -148,6 +154,10 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   );
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;
+  // The filesystem store is this process's alone, so a clean stop can vouch for its blobs (see cleanStopMarker).
+  const cleanStop = config.blobs.kind === 'fs' ? cleanStopMarker(config.dataDir) : null;
+  /** Set once start-up has dealt with what an earlier crash may have left, so a clean stop may say so. */
+  let blobsAccountedFor = false;
   return {
     config,
     logger,
@@ -164,9 +174,11 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     mail,
     http,
     async start() {
-      // Blobs a crash left without a row; on S3 (shared by several processes) only old ones, in case another
-      // process is still ingesting a recent one.
-      await removeOrphanBlobs(db, blobs, { olderThanMs: config.blobs.kind === 'fs' ? 0 : 15 * 60_000 });
+      // Blobs a crash left without a row, unless the last stop was clean; on S3 (shared by several processes) only
+      // old ones, in case another process is still ingesting a recent one.
+      if (await cleanStop?.take()) logger.info('last stop was clean: no orphan blobs to look for');
+      else await removeOrphanBlobs(db, blobs, { olderThanMs: config.blobs.kind === 'fs' ? 0 : 15 * 60_000 });
+      blobsAccountedFor = true;
       const smtpPort = await smtp.listen(config.smtp.port, config.smtp.host);
       const httpUrl = await http.listen({ port: config.http.port, host: config.http.host });
       verifier = startDomainVerifier(domains, config.domainVerification.intervalMs, logger);
@@ -176,11 +188,12 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     async close() {
       await verifier?.stop();
       await smtp.close();
-      await ingest.drain();
+      const settled = await ingest.drain();
       await delivery.stop();
       await http.close();
       await database.close();
       await blobs.close();
+      if (settled && blobsAccountedFor) await cleanStop?.write();
     },
   };
 }

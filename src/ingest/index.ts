@@ -11,6 +11,6 @@ export {
   type IngestService,
 } from './ingest-service.ts';
 export { type AttachmentMeta, MAX_BODY_CHARS, type ParsedMessage, parseMessage } from './message-parser.ts';
-export { type RecoveryOptions, removeOrphanBlobs } from './recovery.ts';
+export { cleanStopMarker, type RecoveryOptions, removeOrphanBlobs } from './recovery.ts';
 export { normalizeSubject } from './threading.ts';
 export type { Verdicts } from './verdicts.ts';

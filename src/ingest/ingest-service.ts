@@ -194,11 +194,16 @@ export function createIngestService(deps: IngestDependencies) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    /** Waits until every queued transaction has committed, then stops the workers (used on shutdown). */
-    async drain() {
+    /**
+     * Waits until every queued transaction has committed, then stops the workers (used on shutdown). Resolves to
+     * whether every message taken in was settled by then (stored, or refused with its blob deleted): false when one
+     * was still on its way, e.g. a session SMTP cut off at its close timeout.
+     */
+    async drain(): Promise<boolean> {
       await writer.idle();
       await writer.close();
       await pool?.close();
+      return inFlight === 0;
     },
   };
 }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { openFsBlobStore } from '../../src/blobs/index.ts';
@@ -9,19 +8,12 @@ import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
+import { freePort } from '../helpers/ports.ts';
 import { createInstallation, type ServerProcess, startServerProcess } from '../helpers/process.ts';
 import { openSmtpConversation, type SmtpConversation } from '../helpers/smtp.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
 
 const API_KEY = 'mr_test_durability_key_0123456789';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let dns: DnsServer;
 let installation: Awaited<ReturnType<typeof createInstallation>>;
