@@ -193,7 +193,10 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await http.close();
       await database.close();
       await blobs.close();
-      if (settled && blobsAccountedFor) await cleanStop?.write();
+      // Without the marker the next start only searches for orphans, so failing to write it is not a failed stop.
+      if (settled && blobsAccountedFor) {
+        await cleanStop?.write().catch((error) => logger.warn({ err: error }, 'clean-stop marker not written'));
+      }
     },
   };
 }
