@@ -81,8 +81,8 @@ async function startDiscardServer() {
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /**
- * CPU time a process has used, in ms (Linux /proc). Unlike throughput, it barely moves when something else shares
- * the machine, so it tells whether a change made the work cheaper.
+ * CPU time a process or one of its threads has used, in ms, from its /proc stat file. It moves less than throughput
+ * when something else shares the machine, so it tells better whether a change made the work cheaper.
  */
 function cpuMs(statPath: string): number {
   const stat = readFileSync(statPath, 'utf8');

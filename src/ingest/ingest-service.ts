@@ -137,19 +137,16 @@ export function createIngestService(deps: IngestDependencies) {
       analyze(message),
     ]);
     if (put.status === 'rejected') throw put.reason;
-    const stored = put.value;
+    const { key: blobKey, size: rawSize } = put.value;
     if (analysis.status === 'rejected') {
-      await deps.blobs
-        .delete(stored.key)
-        .catch((error) => deps.logger.warn({ err: error, blobKey: stored.key }, 'blob cleanup'));
+      await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
       throw analysis.reason;
     }
     const { parsed, verdicts } = analysis.value;
-    const blobKey = stored.key;
     const prepared: PreparedMessage = {
       queueId,
       blobKey,
-      rawSize: stored.size,
+      rawSize,
       contentSha256,
       mailFrom: message.mailFrom,
       helo: message.helo,
