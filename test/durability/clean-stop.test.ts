@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { openFsBlobStore } from '../../src/blobs/index.ts';
 import { type MailroomProcess, startMailroom } from '../delivery/processes.ts';
+import { rawBlobKeys } from '../helpers/blobs.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { createInstallation } from '../helpers/process.ts';
@@ -33,13 +34,12 @@ const exists = (path: string) =>
     () => false,
   );
 
-/** Every blob key the filesystem store lists for today. */
+/** Every raw message key the installation's filesystem store holds, read while the server may be running. */
 async function blobKeys(): Promise<string[]> {
   const store = await openFsBlobStore(join(installation.dataDir, 'blobs'));
-  const keys: string[] = [];
-  for await (const blob of store.list('raw/')) keys.push(blob.key);
+  const keys = await rawBlobKeys(store);
   await store.close();
-  return keys.sort();
+  return keys;
 }
 
 test('a clean stop spares the next start the search for orphan blobs; after a crash the search runs', async () => {

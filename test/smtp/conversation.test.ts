@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { rawBlobKeys } from '../helpers/blobs.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -46,12 +47,7 @@ async function blobFiles(): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
 }
 
-/** Every raw message the blob store holds, by key. */
-async function storedBlobs(): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const blob of server.app.blobs.list('raw/')) keys.push(blob.key);
-  return keys;
-}
+const storedBlobs = () => rawBlobKeys(server.app.blobs);
 
 function bodyOf(bytes: number): string {
   const line = `${'x'.repeat(76)}\r\n`;
