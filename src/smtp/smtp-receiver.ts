@@ -156,7 +156,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
 
   const server = new EnhancedCodeServer({
     name: options.hostname,
-    banner: 'Mailroom ESMTP',
+    // smtp-server greets with `<name> ESMTP <banner>`.
+    banner: 'Mailroom',
     size: options.maxMessageBytes,
     rejectOversized: true,
     maxClients: options.maxConnections,
