@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { bootstrapAccess } from './accounts/index.ts';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
@@ -12,6 +13,13 @@ export async function serve(): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+  // V8 pretenures objects from allocation sites whose objects often survive a young-generation GC. MailParser's
+  // per-message objects do, briefly; pretenured into the old generation, they then keep the young objects they point
+  // to alive through every young GC until the next full one. Off: parsing alone kept 21% of what it allocated past
+  // a young GC instead of 27%, and the ingest bench at 50 connections used 5% less CPU per message (V8's GC threads
+  // 14% less) in 5 interleaved pairs. V8 flags are process-wide, so this covers the ingest worker threads too; it is
+  // set before they start.
+  setFlagsFromString('--no-allocation-site-pretenuring');
   const app = await createApp(config);
   const issued = await bootstrapAccess(app.accounts, config.bootstrapApiKey);
   if (issued) {
