@@ -14,6 +14,7 @@ import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
 import { createInstallation } from '../test/helpers/process.ts';
 import { startWebhookReceiver } from '../test/helpers/webhook-receiver.ts';
+import { table } from './table.ts';
 
 export interface E2eOptions {
   rate: number;
@@ -171,11 +172,7 @@ export function formatE2e(result: E2eResult): string {
       `sent in ${result.burst.sendSeconds}s, all delivered after ${result.burst.drainSeconds}s, left pending: ${result.burst.leftPending}`,
     ],
   ];
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return [
-    `e2e (SMTP 250 -> webhook received), ${result.database}`,
-    ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
-  ].join('\n');
+  return [`e2e (SMTP 250 -> webhook received), ${result.database}`, ...table(rows)].join('\n');
 }
 
 if (import.meta.main) {

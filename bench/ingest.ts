@@ -17,6 +17,7 @@ import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
 import { createInstallation } from '../test/helpers/process.ts';
 import { type LoadResult, runLoad, tenKilobyteMessage } from './smtp-load.ts';
+import { table } from './table.ts';
 
 export interface IngestLevel {
   connections: number;
@@ -180,11 +181,6 @@ export async function runIngestBench(options: {
     }
     await dns.close();
   }
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
 }
 
 export function formatIngest(result: IngestBenchResult): string {

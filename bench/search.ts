@@ -20,6 +20,7 @@ import { type App, createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/index.ts';
 import type { EmailsTable } from '../src/db/index.ts';
 import type { MailFilter } from '../src/mail/index.ts';
+import { table } from './table.ts';
 
 export interface QueryTiming {
   name: string;
@@ -436,10 +437,9 @@ export function formatSearch(result: SearchBenchResult): string {
   for (const timing of [...result.queries, ...result.endpoint]) {
     rows.push([timing.name, timing.total, timing.page, String(timing.p50Ms), String(timing.p95Ms)]);
   }
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return [
     `search, ${result.database}: ${result.messages} emails ${result.loadSeconds > 0 ? `loaded in ${result.loadSeconds} s` : 'in the kept database'}, database ${result.databaseMegabytes} MB`,
-    ...rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ')),
+    ...table(rows),
     `plan (rare word): ${result.plan.join(' | ')}`,
   ].join('\n');
 }
