@@ -4,6 +4,7 @@
  *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
+ *   INGEST_TRIALS=3                       trials per ingest level; the middle one by msg/s is reported
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
@@ -20,6 +21,7 @@ for (const databaseUrl of databases) {
   if (which.has('ingest')) {
     const result = await runIngestBench({
       databaseUrl,
+      trials: process.env.INGEST_TRIALS ? Number(process.env.INGEST_TRIALS) : undefined,
       env: process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {},
     });
     results.ingest!.push(result);
