@@ -114,6 +114,11 @@ export function createIngestService(deps: IngestDependencies) {
     }
   }
 
+  /** Deletes the blob of a message that no row will refer to; a failure is logged, and the blob stays unreferenced. */
+  async function discardBlob(blobKey: string): Promise<void> {
+    await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
+  }
+
   async function store(message: IncomingMessage): Promise<IngestResult> {
     const queueId = newId('msg', message.receivedAt.getTime());
     const trace = receivedHeader({
@@ -139,7 +144,7 @@ export function createIngestService(deps: IngestDependencies) {
     if (put.status === 'rejected') throw put.reason;
     const { key: blobKey, size: rawSize } = put.value;
     if (analysis.status === 'rejected') {
-      await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
+      await discardBlob(blobKey);
       throw analysis.reason;
     }
     const { parsed, verdicts } = analysis.value;
@@ -161,12 +166,12 @@ export function createIngestService(deps: IngestDependencies) {
     try {
       emails = await writer.request({ message: prepared, othersComing: inFlight > 1 });
     } catch (error) {
-      await deps.blobs.delete(blobKey).catch(() => {});
+      await discardBlob(blobKey);
       throw error;
     }
     if (emails.every((email) => email.duplicate)) {
       // Every recipient already had this copy; the new blob is referenced by nothing.
-      await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
+      await discardBlob(blobKey);
     }
     const fresh = emails.filter((email) => !email.duplicate);
     if (fresh.length > 0) {
