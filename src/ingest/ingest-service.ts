@@ -114,9 +114,15 @@ export function createIngestService(deps: IngestDependencies) {
     }
   }
 
+  /** Set when a blob no row refers to could not be deleted: then drain() cannot vouch for the blob store. */
+  let blobLeftBehind = false;
+
   /** Deletes the blob of a message that no row will refer to; a failure is logged, and the blob stays unreferenced. */
   async function discardBlob(blobKey: string): Promise<void> {
-    await deps.blobs.delete(blobKey).catch((error) => deps.logger.warn({ err: error, blobKey }, 'blob cleanup'));
+    await deps.blobs.delete(blobKey).catch((error) => {
+      blobLeftBehind = true;
+      deps.logger.warn({ err: error, blobKey }, 'blob cleanup');
+    });
   }
 
   async function store(message: IncomingMessage): Promise<IngestResult> {
@@ -199,13 +205,13 @@ export function createIngestService(deps: IngestDependencies) {
     /**
      * Waits until every queued transaction has committed, then stops the workers (used on shutdown). Resolves to
      * whether every message taken in was settled by then (stored, or refused with its blob deleted): false when one
-     * was still on its way, e.g. a session SMTP cut off at its close timeout.
+     * was still on its way, e.g. a session SMTP cut off at its close timeout, or when a blob could not be deleted.
      */
     async drain(): Promise<boolean> {
       await writer.idle();
       await writer.close();
       await pool?.close();
-      return inFlight === 0;
+      return inFlight === 0 && !blobLeftBehind;
     },
   };
 }
