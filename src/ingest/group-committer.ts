@@ -10,10 +10,23 @@ interface Pending<T> {
 }
 
 /**
+ * A transaction failed once its work was done, at COMMIT: it may have committed or not (a connection that broke
+ * mid-COMMIT leaves no way to tell). Its rows may exist, so nothing they would refer to may be thrown away.
+ */
+export class CommitOutcomeUnknown extends Error {
+  override name = 'CommitOutcomeUnknown';
+}
+
+/** Whether `error` is a CommitOutcomeUnknown, also one that crossed from another thread (where only its name is kept). */
+export function isCommitOutcomeUnknown(error: unknown): boolean {
+  return error instanceof Error && error.name === 'CommitOutcomeUnknown';
+}
+
+/**
  * Runs queued units of work in shared transactions: while the transactions allowed at once are committing, new
  * work waits, and the next ones share all of it. Each unit still commits atomically (its rows land together or not at all),
  * but N messages cost one commit (one WAL fsync on SQLite) instead of N. A unit that throws is retried on its own
- * so it cannot take the others down with it.
+ * so it cannot take the others down with it; a failed COMMIT is not retried, because the batch may have committed.
  */
 export class GroupCommitter {
   private readonly db: Db;
@@ -83,23 +96,44 @@ export class GroupCommitter {
   private async commit(batch: Pending<unknown>[]) {
     if (batch.length > 1) {
       try {
-        const results = await this.db.transaction().execute(async (trx) => {
+        const results = await this.transaction(async (trx) => {
           const out: unknown[] = [];
           for (const item of batch) out.push(await item.work(trx));
           return out;
         });
         for (const [i, item] of batch.entries()) item.resolve(results[i]);
         return;
-      } catch {
-        // Fall through: find the unit that failed by committing each one alone.
+      } catch (error) {
+        if (error instanceof CommitOutcomeUnknown) {
+          for (const item of batch) item.reject(error);
+          return;
+        }
+        // Otherwise a unit failed and the batch rolled back: find that unit by committing each one alone.
       }
     }
     for (const item of batch) {
       try {
-        item.resolve(await this.db.transaction().execute(item.work));
+        item.resolve(await this.transaction(item.work));
       } catch (error) {
         item.reject(error);
       }
+    }
+  }
+
+  /** One transaction; an error after `work` returned came from the COMMIT and is reported as CommitOutcomeUnknown. */
+  private async transaction<T>(work: Work<T>): Promise<T> {
+    let committing = false;
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const result = await work(trx);
+        committing = true;
+        return result;
+      });
+    } catch (error) {
+      if (!committing) throw error;
+      throw new CommitOutcomeUnknown(`commit failed: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
     }
   }
 }

@@ -5,10 +5,11 @@ import type { DatabaseConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import type { Analysis, AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, WrittenEmail } from './email-writer.ts';
+import { isCommitOutcomeUnknown } from './group-committer.ts';
 import { parseMessage } from './message-parser.ts';
 import { receivedHeader } from './received-header.ts';
 import { createVerdictChecker, type RawResolver } from './verdicts.ts';
-import { WorkerPool } from './worker-pool.ts';
+import { WorkerLost, WorkerPool } from './worker-pool.ts';
 import type { WriteRequest, WriterThreadData } from './writer-thread.ts';
 
 /** One message as SMTP received it, with the route decided for each accepted recipient. */
@@ -114,7 +115,10 @@ export function createIngestService(deps: IngestDependencies) {
     }
   }
 
-  /** Set when a blob no row refers to could not be deleted: then drain() cannot vouch for the blob store. */
+  /**
+   * Set when a blob that no row may refer to was left in the store (its delete failed, or its write may have
+   * committed after all): then drain() cannot vouch for the blob store, and the next start looks for orphans.
+   */
   let blobLeftBehind = false;
 
   /** Deletes the blob of a message that no row will refer to; a failure is logged, and the blob stays unreferenced. */
@@ -172,7 +176,12 @@ export function createIngestService(deps: IngestDependencies) {
     try {
       emails = await writer.request({ message: prepared, othersComing: inFlight > 1 });
     } catch (error) {
-      await discardBlob(blobKey);
+      if (error instanceof WorkerLost || isCommitOutcomeUnknown(error)) {
+        // The rows may have been committed, and they would refer to this blob: it stays (a committed row always has
+        // its blob), and the next start's orphan search removes it if no row does.
+        blobLeftBehind = true;
+        deps.logger.warn({ blobKey, queueId }, 'write outcome unknown: blob kept for recovery');
+      } else await discardBlob(blobKey);
       throw error;
     }
     if (emails.every((email) => email.duplicate)) {
@@ -205,7 +214,7 @@ export function createIngestService(deps: IngestDependencies) {
     /**
      * Waits until every queued transaction has committed, then stops the workers (used on shutdown). Resolves to
      * whether every message taken in was settled by then (stored, or refused with its blob deleted): false when one
-     * was still on its way, e.g. a session SMTP cut off at its close timeout, or when a blob could not be deleted.
+     * was still on its way, e.g. a session SMTP cut off at its close timeout, or when a blob was left behind.
      */
     async drain(): Promise<boolean> {
       await writer.idle();

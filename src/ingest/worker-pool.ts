@@ -12,7 +12,16 @@ interface PoolWorker<Reply> {
 }
 
 type Envelope<T> = { id: number } & T;
-type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: string };
+/** A handler's error crosses the thread as its message and its name, so the caller can still tell kinds apart. */
+type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: { message: string; name: string } };
+
+/**
+ * The worker died (or could not start) while the request was in its hands. Unlike a handler's error, this says
+ * nothing about how far the request got: the worker may have finished its work, even committed it, before dying.
+ */
+export class WorkerLost extends Error {
+  override name = 'WorkerLost';
+}
 
 /** A worker that shut down cleanly within this time is let go; one that did not is terminated. */
 const CLOSE_GRACE_MS = 5000;
@@ -96,8 +105,11 @@ export class WorkerPool<Request, Reply> {
       const pending = entry.pending.get(message.id);
       if (!pending) return;
       entry.pending.delete(message.id);
-      if (message.error !== undefined) pending.reject(new Error(message.error));
-      else pending.resolve(message.reply!);
+      if (message.error !== undefined) {
+        const error = new Error(message.error.message);
+        error.name = message.error.name;
+        pending.reject(error);
+      } else pending.resolve(message.reply!);
       this.settled();
     });
     let failed = false;
@@ -113,9 +125,9 @@ export class WorkerPool<Request, Reply> {
       if (index >= 0 && !this.closed && !this.broken) this.workers[index] = this.spawn();
       this.settled();
     };
-    worker.on('error', fail);
+    worker.on('error', (error: Error) => fail(new WorkerLost(error.message, { cause: error })));
     worker.on('exit', (code) => {
-      if (!this.closed) fail(new Error(`${this.module.pathname} worker exited with code ${code}`));
+      if (!this.closed) fail(new WorkerLost(`${this.module.pathname} worker exited with code ${code}`));
     });
     worker.unref();
     return entry;
@@ -141,7 +153,8 @@ export function serveRequests<Request, Reply>(
     try {
       port.postMessage({ id, reply: await handle(request as Request) } satisfies ReplyEnvelope<Reply>);
     } catch (error) {
-      port.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+      const { message, name } = error instanceof Error ? error : new Error(String(error));
+      port.postMessage({ id, error: { message, name } } satisfies ReplyEnvelope<Reply>);
     }
   });
 }

@@ -1,27 +1,29 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { WorkerPool } from '../../src/ingest/worker-pool.ts';
+import { WorkerLost, WorkerPool } from '../../src/ingest/worker-pool.ts';
 
 const ECHO = new URL('../fixtures/workers/echo-worker.ts', import.meta.url);
 type Request = { action: 'echo' | 'throw' | 'exit'; value: string };
 
-test('requests are answered by the workers; a handler error rejects only its own request', async () => {
+test('requests are answered by the workers; a handler error rejects only its own request, with its name', async () => {
   const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker');
   try {
     const answers = await Promise.all(['a', 'b', 'c'].map((value) => pool.request({ action: 'echo', value })));
     assert.deepEqual(answers, ['echo a', 'echo b', 'echo c']);
-    await assert.rejects(pool.request({ action: 'throw', value: 'x' }), { message: 'refused x' });
+    await assert.rejects(pool.request({ action: 'throw', value: 'x' }), { name: 'RefusedError', message: 'refused x' });
     assert.equal(await pool.request({ action: 'echo', value: 'd' }), 'echo d');
   } finally {
     await pool.close();
   }
 });
 
-test('a worker that dies fails its requests and is replaced', async () => {
+test('a worker that dies fails its requests with WorkerLost and is replaced', async () => {
   const pool = new WorkerPool<Request, string>(ECHO, 1, {}, 'echo-worker');
   try {
-    await assert.rejects(pool.request({ action: 'exit', value: '' }), /worker exited with code 3/);
+    const error = await pool.request({ action: 'exit', value: '' }).catch((reason: Error) => reason);
+    assert.ok(error instanceof WorkerLost);
+    assert.match(error.message, /echo-worker\.ts worker exited with code 3$/);
     assert.equal(await pool.request({ action: 'echo', value: 'after' }), 'echo after');
     await pool.idle();
   } finally {
