@@ -89,6 +89,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     blobs,
     resolveDns: dns.raw,
     dnsServers: config.dnsServers,
+    spamd: config.spamd,
     analysisWorkers: config.smtp.ingestWorkers,
     logger,
     mxHost: config.mxHost,

@@ -11,6 +11,13 @@ export type BlobConfig =
   | { kind: 'fs'; dir: string }
   | { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string };
 
+/** Where spamd listens, and how long a scan may take before the verdict is TEMPERROR. */
+export interface SpamdConfig {
+  host: string;
+  port: number;
+  timeoutMs: number;
+}
+
 export interface Config {
   http: { port: number; host: string };
   smtp: {
@@ -33,6 +40,8 @@ export interface Config {
   mxHost: string;
   /** Empty means the system resolvers. */
   dnsServers: string[];
+  /** Unset: no spam scanning. */
+  spamd?: SpamdConfig;
   bootstrapApiKey?: string;
   webhookAllowPrivate: boolean;
   subaddressing: boolean;
@@ -98,6 +107,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           .map((server) => server.trim())
           .filter(Boolean)
       : [],
+    spamd: parseSpamd(e),
     bootstrapApiKey: e.MAILROOM_API_KEY,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     subaddressing: e.SUBADDRESSING,
@@ -114,6 +124,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     logLevel: e.LOG_LEVEL,
   } satisfies Config);
+}
+
+const SPAMD_PORT = 783;
+
+function parseSpamd(e: Env): SpamdConfig | undefined {
+  if (!e.SPAMD_URL) return undefined;
+  const url = new URL(e.SPAMD_URL);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port ? Number(url.port) : SPAMD_PORT,
+    timeoutMs: e.SPAMD_TIMEOUT_SECONDS * 1000,
+  };
 }
 
 function parseBlobStore(e: Env, dataDir: string): BlobConfig {

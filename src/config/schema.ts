@@ -34,6 +34,9 @@ export const EnvSchema = Type.Object({
   SMTP_CONNECTION_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 600 }),
   /** Worker threads that parse received mail and compute its verdicts; unset means one per CPU. */
   INGEST_WORKERS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
+  /** SpamAssassin's spamd, `spamd://host[:port]` (port 783 by default); unset leaves spam verdicts DISABLED. */
+  SPAMD_URL: Type.Optional(Type.String({ pattern: '^spamd://[^/?#@]+/?$' })),
+  SPAMD_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
   MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),

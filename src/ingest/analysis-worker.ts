@@ -1,12 +1,16 @@
 import { workerData } from 'node:worker_threads';
+import type { SpamdConfig } from '../config/index.ts';
 import { createDnsLookup } from '../dns/index.ts';
 import { type ParsedMessage, parseMessage } from './message-parser.ts';
+import { createSpamScanner } from './spamd.ts';
 import { createVerdictChecker, type Verdicts } from './verdicts.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface AnalysisRequest {
   /** The message as the client sent it, in order (views of shared memory arrive without a copy). */
   chunks: readonly Uint8Array[];
+  /** Our `Received:` trace header (see VerdictInput). */
+  receivedHeader: Uint8Array;
   clientIp: string;
   helo: string;
   mailFrom: string;
@@ -20,14 +24,15 @@ export interface Analysis {
 export interface AnalysisWorkerData {
   dnsServers: string[];
   mxHost: string;
+  spamd?: SpamdConfig;
 }
 
 /**
- * Parsing and authentication verdicts, off the event loop that serves SMTP and HTTP. Receives the message in
- * SharedArrayBuffers (no copy), answers with the parsed fields and the verdicts.
+ * Parsing and verdicts (authentication, and spam when spamd is configured), off the event loop that serves SMTP and
+ * HTTP. Receives the message in SharedArrayBuffers (no copy), answers with the parsed fields and the verdicts.
  */
-const { dnsServers, mxHost } = workerData as AnalysisWorkerData;
-const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw);
+const { dnsServers, mxHost, spamd } = workerData as AnalysisWorkerData;
+const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw, spamd && createSpamScanner(spamd));
 
 /**
  * Messages are parsed one after another, in arrival order. Parsed side by side, the dozens a busy worker holds would
@@ -49,6 +54,11 @@ serveRequests<AnalysisRequest, Analysis>(async (request) => {
     parseInTurn(chunks),
     checkVerdicts({
       chunks,
+      receivedHeader: Buffer.from(
+        request.receivedHeader.buffer,
+        request.receivedHeader.byteOffset,
+        request.receivedHeader.byteLength,
+      ),
       clientIp: request.clientIp,
       helo: request.helo,
       mailFrom: request.mailFrom,

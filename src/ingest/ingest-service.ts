@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { BlobStore } from '../blobs/index.ts';
-import type { DatabaseConfig } from '../config/index.ts';
+import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import type { Analysis, AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, WrittenEmail } from './email-writer.ts';
 import { isCommitOutcomeUnknown } from './group-committer.ts';
 import { parseMessage } from './message-parser.ts';
 import { receivedHeader } from './received-header.ts';
+import { createSpamScanner } from './spamd.ts';
 import { createVerdictChecker, type RawResolver } from './verdicts.ts';
 import { WorkerLost, WorkerPool } from './worker-pool.ts';
 import type { WriteRequest, WriterThreadData } from './writer-thread.ts';
@@ -42,6 +43,8 @@ export interface IngestDependencies {
   /** Used by inline analysis (analysisWorkers 0); workers build their own resolver from `dnsServers`. */
   resolveDns: RawResolver;
   dnsServers: string[];
+  /** SpamAssassin's spamd, asked for each message's spam verdict; unset reports the verdict as DISABLED. */
+  spamd?: SpamdConfig;
   /**
    * Worker threads that parse and compute verdicts; 0 runs them on the event loop. Defaults to one fewer than the
    * CPUs (at least one): the event loop and the writer thread keep about a core busy between them, and a worker with
@@ -71,14 +74,14 @@ function blobNameFor(queueId: string, at: Date): string {
  * acknowledges on return never acknowledges what could be lost.
  */
 export function createIngestService(deps: IngestDependencies) {
-  const checkVerdicts = createVerdictChecker(deps.resolveDns);
+  const checkVerdicts = createVerdictChecker(deps.resolveDns, deps.spamd && createSpamScanner(deps.spamd));
   const workers = deps.analysisWorkers ?? Math.max(1, availableParallelism() - 1);
   const pool =
     workers > 0
       ? new WorkerPool<AnalysisRequest, Analysis>(
           new URL('./analysis-worker.ts', import.meta.url),
           workers,
-          { dnsServers: deps.dnsServers, mxHost: deps.mxHost } satisfies AnalysisWorkerData,
+          { dnsServers: deps.dnsServers, mxHost: deps.mxHost, spamd: deps.spamd } satisfies AnalysisWorkerData,
           INGEST_THREAD_NAMES.analysis,
         )
       : null;
@@ -89,8 +92,9 @@ export function createIngestService(deps: IngestDependencies) {
     INGEST_THREAD_NAMES.writer,
   );
 
-  async function analyze(message: IncomingMessage): Promise<Analysis> {
+  async function analyze(message: IncomingMessage, trace: Buffer): Promise<Analysis> {
     const request = {
+      receivedHeader: trace,
       clientIp: message.clientIp,
       helo: message.helo ?? '',
       mailFrom: message.mailFrom ?? '',
@@ -149,7 +153,7 @@ export function createIngestService(deps: IngestDependencies) {
     // (referenced by nothing) until the next start's recovery.
     const [put, analysis] = await Promise.allSettled([
       deps.blobs.put(blobNameFor(queueId, message.receivedAt), [trace, ...message.raw]),
-      analyze(message),
+      analyze(message, trace),
     ]);
     if (put.status === 'rejected') throw put.reason;
     const { key: blobKey, size: rawSize } = put.value;

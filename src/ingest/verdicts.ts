@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { type AuthenticateResult, type AuthStatus, authenticate } from 'mailauth';
 import type { Verdict } from '../db/index.ts';
+import type { SpamScanner } from './spamd.ts';
 
 export interface Verdicts {
   spf: Verdict;
@@ -16,6 +17,8 @@ export interface Verdicts {
 export interface VerdictInput {
   /** The message as the client sent it, without our trace header. */
   chunks: readonly Buffer[];
+  /** Our `Received:` trace header, which the spam scanner reads before the message (as spamc would get it). */
+  receivedHeader: Buffer;
   clientIp: string;
   helo: string;
   mailFrom: string;
@@ -85,17 +88,25 @@ function partThatMatters(chunks: readonly Buffer[]): readonly Buffer[] {
   return BODY_SIGNATURE.test(header.toString('latin1')) ? chunks : [header];
 }
 
-/** Spam and virus scanning are not configured in this build, so they are reported as such. */
-const NOT_SCANNED = { spam: 'DISABLED', virus: 'DISABLED' } as const;
+/** No virus scanner is supported, so that verdict is always reported as switched off. */
+const VIRUS_NOT_SCANNED = 'DISABLED';
 
 /**
- * SPF (client IP, MAIL FROM, HELO), DKIM, DMARC and ARC through mailauth and the configured resolver. DNS answers
- * are cached briefly: a burst of mail from one sender asks the same questions, and real MTAs sit behind a caching
- * resolver too.
+ * SPF (client IP, MAIL FROM, HELO), DKIM, DMARC and ARC through mailauth and the configured resolver, and the spam
+ * verdict from `scanForSpam` (DISABLED without one), both at once. DNS answers are cached briefly: a burst of mail
+ * from one sender asks the same questions, and real MTAs sit behind a caching resolver too.
  */
-export function createVerdictChecker(resolve: RawResolver) {
+export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamScanner) {
   const resolver = cachedResolver(resolve);
   return async function checkVerdicts(input: VerdictInput): Promise<Verdicts> {
+    const [authentication, spam] = await Promise.all([
+      authenticationVerdicts(input),
+      scanForSpam ? scanForSpam([input.receivedHeader, ...input.chunks]) : ('DISABLED' as const),
+    ]);
+    return { ...authentication, spam, virus: VIRUS_NOT_SCANNED };
+  };
+
+  async function authenticationVerdicts(input: VerdictInput): Promise<Omit<Verdicts, 'spam' | 'virus'>> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const result = await Promise.race([
@@ -116,22 +127,14 @@ export function createVerdictChecker(resolve: RawResolver) {
         dkim: dkimWord(result.dkim),
         dmarc: result.dmarc ? word(result.dmarc.status) : 'NONE',
         arc: result.arc ? word(result.arc.status) : 'NONE',
-        ...NOT_SCANNED,
         authResults: authenticationResults(result.headers),
       };
     } catch {
-      return {
-        spf: 'TEMPERROR',
-        dkim: 'TEMPERROR',
-        dmarc: 'TEMPERROR',
-        arc: 'TEMPERROR',
-        ...NOT_SCANNED,
-        authResults: null,
-      };
+      return { spf: 'TEMPERROR', dkim: 'TEMPERROR', dmarc: 'TEMPERROR', arc: 'TEMPERROR', authResults: null };
     } finally {
       clearTimeout(timer);
     }
-  };
+  }
 }
 
 const CACHE_TTL_MS = 60_000;
