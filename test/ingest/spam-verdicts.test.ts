@@ -14,13 +14,19 @@ let dns: DnsServer;
 let spamd: SpamdServer;
 let server: TestApp;
 
+/** A Mailroom with `inbox@spam.test` receiving, configured by `env` on top of the loopback DNS server. */
+async function startReceiving(env: Record<string, string>): Promise<TestApp> {
+  const app = await startTestApp({ DNS_SERVERS: dns.address, ...env });
+  const api = apiClient(app.baseUrl, app.apiKey);
+  const { id: domainId } = await createVerifiedDomain(api, dns, 'spam.test');
+  await createAddress(api, 'inbox@spam.test', domainId);
+  return app;
+}
+
 before(async () => {
   dns = await startDnsServer();
   spamd = await startSpamdServer();
-  server = await startTestApp({ DNS_SERVERS: dns.address, SPAMD_URL: spamd.url, SPAMD_TIMEOUT_SECONDS: '0.5' });
-  const api = apiClient(server.baseUrl, server.apiKey);
-  const { id: domainId } = await createVerifiedDomain(api, dns, 'spam.test');
-  await createAddress(api, 'inbox@spam.test', domainId);
+  server = await startReceiving({ SPAMD_URL: spamd.url, SPAMD_TIMEOUT_SECONDS: '0.5' });
 });
 after(async () => {
   await server.close();
@@ -36,10 +42,10 @@ const message = (subject: string, body: string) =>
   `From: a@sender.test\r\nTo: inbox@spam.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject}@sender.test>\r\n\r\n${body}\r\n`;
 
 /** Sends a message, which must be accepted, and returns its stored spam and virus verdicts as the API shows them. */
-async function deliver(subject: string, body: string) {
-  const sent = await sendMail({ port: server.smtpPort, to: 'inbox@spam.test', raw: message(subject, body) });
+async function deliver(subject: string, body: string, to: TestApp = server) {
+  const sent = await sendMail({ port: to.smtpPort, to: 'inbox@spam.test', raw: message(subject, body) });
   assert.equal(sent.code, 250, sent.response);
-  const email = await apiClient(server.baseUrl, server.apiKey).get(`/api/v2/mail/${sent.queuedIds[0]}`);
+  const email = await apiClient(to.baseUrl, to.apiKey).get(`/api/v2/mail/${sent.queuedIds[0]}`);
   assert.equal(email.status, 200, JSON.stringify(email.body));
   return { spam: email.body.security.spam, virus: email.body.security.virus };
 }
@@ -50,15 +56,9 @@ test('spamd judges each message: spam is FAIL, the rest PASS; virus stays DISABL
 });
 
 test('with INGEST_WORKERS=0 (checks on the event loop) spamd is asked too', async () => {
-  const inline = await startTestApp({ DNS_SERVERS: dns.address, SPAMD_URL: spamd.url, INGEST_WORKERS: '0' });
+  const inline = await startReceiving({ SPAMD_URL: spamd.url, INGEST_WORKERS: '0' });
   try {
-    const api = apiClient(inline.baseUrl, inline.apiKey);
-    const { id: domainId } = await createVerifiedDomain(api, dns, 'inline.test');
-    await createAddress(api, 'inbox@inline.test', domainId);
-    const raw = message('inline', GTUBE).replace('inbox@spam.test', 'inbox@inline.test');
-    const sent = await sendMail({ port: inline.smtpPort, to: 'inbox@inline.test', raw });
-    assert.equal(sent.code, 250, sent.response);
-    assert.equal((await api.get(`/api/v2/mail/${sent.queuedIds[0]}`)).body.security.spam, 'FAIL');
+    assert.deepEqual(await deliver('inline', GTUBE, inline), { spam: 'FAIL', virus: 'DISABLED' });
     assert.equal(spamd.requests.length, 1);
   } finally {
     await inline.close();
@@ -85,15 +85,9 @@ test('spamd failing, silent past SPAMD_TIMEOUT_SECONDS, or unreachable gives TEM
   assert.ok(Date.now() - started >= 500, 'waited for the timeout');
   assert.equal(spamd.requests.length, 2);
 
-  const unreachable = await startTestApp({ DNS_SERVERS: dns.address, SPAMD_URL: 'spamd://127.0.0.1:9' });
+  const unreachable = await startReceiving({ SPAMD_URL: 'spamd://127.0.0.1:9' });
   try {
-    const api = apiClient(unreachable.baseUrl, unreachable.apiKey);
-    const { id: domainId } = await createVerifiedDomain(api, dns, 'unreachable.test');
-    await createAddress(api, 'inbox@unreachable.test', domainId);
-    const sent = await sendMail({ port: unreachable.smtpPort, to: 'inbox@unreachable.test', raw: message('x', 'x') });
-    assert.equal(sent.code, 250, sent.response);
-    const email = await api.get(`/api/v2/mail/${sent.queuedIds[0]}`);
-    assert.equal(email.body.security.spam, 'TEMPERROR');
+    assert.deepEqual(await deliver('unreachable', 'three', unreachable), { spam: 'TEMPERROR', virus: 'DISABLED' });
   } finally {
     await unreachable.close();
   }
