@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Value } from 'typebox/value';
+import { urlHost } from '../core/index.ts';
 import { type Env, EnvSchema } from './schema.ts';
 
 export type DatabaseConfig =
@@ -132,7 +133,7 @@ function parseSpamd(e: Env): SpamdConfig | undefined {
   if (!e.SPAMD_URL) return undefined;
   const url = new URL(e.SPAMD_URL);
   return {
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    host: urlHost(url),
     port: url.port ? Number(url.port) : SPAMD_PORT,
     timeoutMs: e.SPAMD_TIMEOUT_SECONDS * 1000,
   };

@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { urlHost } from '../core/index.ts';
 
 /** Says why Mailroom must not connect to an IP address, or undefined when it may. */
 export type AddressGuard = (ip: string) => string | undefined;
@@ -66,7 +67,7 @@ export function createHttpSender(guard: AddressGuard) {
     const agent = agents[url.protocol as keyof typeof agents];
     if (!agent)
       return { headers: {}, body: '', durationMs: 0, error: 'Only http and https URLs are allowed', blocked: true };
-    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    const literal = urlHost(url);
     if (isIP(literal)) {
       const reason = guard(literal);
       if (reason) return { headers: {}, body: '', durationMs: 0, error: `${literal}: ${reason}`, blocked: true };

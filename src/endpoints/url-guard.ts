@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { Invalid } from '../core/index.ts';
+import { Invalid, urlHost } from '../core/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 
 const BLOCKED_IPV4: Array<[string, number]> = [
@@ -67,10 +67,7 @@ export interface UrlGuardOptions {
  */
 export async function publicUrlProblem(url: string, options: UrlGuardOptions): Promise<string | undefined> {
   if (options.allowPrivate) return undefined;
-  const host = new URL(url).hostname
-    .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '')
-    .toLowerCase();
+  const host = urlHost(new URL(url)).replace(/\.$/, '').toLowerCase();
   const refused = `Webhook URL must not point to a loopback, private, link-local or metadata address (${host})`;
   if (BLOCKED_NAMES.test(host)) return refused;
   if (isIP(host)) return isPrivateAddress(host) ? refused : undefined;
