@@ -48,17 +48,16 @@ function parseInTurn(chunks: Buffer[]): Promise<ParsedMessage> {
   return parsed;
 }
 
+/** A Buffer over the same bytes as a view that arrived from another thread (a Uint8Array there), without a copy. */
+const asBuffer = (view: Uint8Array) => Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+
 serveRequests<AnalysisRequest, Analysis>(async (request) => {
-  const chunks = request.chunks.map((chunk) => Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  const chunks = request.chunks.map(asBuffer);
   const [parsed, verdicts] = await Promise.all([
     parseInTurn(chunks),
     checkVerdicts({
       chunks,
-      receivedHeader: Buffer.from(
-        request.receivedHeader.buffer,
-        request.receivedHeader.byteOffset,
-        request.receivedHeader.byteLength,
-      ),
+      receivedHeader: asBuffer(request.receivedHeader),
       clientIp: request.clientIp,
       helo: request.helo,
       mailFrom: request.mailFrom,
