@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { rawBlobKeys } from '../helpers/blobs.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
-import { createVerifiedDomain } from '../helpers/domains.ts';
-import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { createAddress } from '../smtp/mail-setup.ts';
+import { startReceivingApp } from '../smtp/mail-setup.ts';
 
 let dns: DnsServer;
 let server: TestApp;
 
 before(async () => {
   dns = await startDnsServer();
-  server = await startTestApp({ DNS_SERVERS: dns.address });
-  const api = apiClient(server.baseUrl, server.apiKey);
-  const { id: domainId } = await createVerifiedDomain(api, dns, 'refused.test');
-  await createAddress(api, 'store@refused.test', domainId);
+  server = await startReceivingApp(dns, 'store@refused.test');
 });
 after(async () => {
   const closed = await server.close().then(

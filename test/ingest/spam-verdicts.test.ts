@@ -2,31 +2,21 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { loadConfig } from '../../src/config/index.ts';
 import { MAX_SCANNED_BYTES } from '../../src/ingest/spamd.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
-import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { GTUBE, type SpamdServer, startSpamdServer } from '../helpers/spamd-server.ts';
-import { createAddress } from '../smtp/mail-setup.ts';
+import { startReceivingApp } from '../smtp/mail-setup.ts';
 
 let dns: DnsServer;
 let spamd: SpamdServer;
 let server: TestApp;
 
-/** A Mailroom with `inbox@spam.test` receiving, configured by `env` on top of the loopback DNS server. */
-async function startReceiving(env: Record<string, string>): Promise<TestApp> {
-  const app = await startTestApp({ DNS_SERVERS: dns.address, ...env });
-  const api = apiClient(app.baseUrl, app.apiKey);
-  const { id: domainId } = await createVerifiedDomain(api, dns, 'spam.test');
-  await createAddress(api, 'inbox@spam.test', domainId);
-  return app;
-}
-
 before(async () => {
   dns = await startDnsServer();
   spamd = await startSpamdServer();
-  server = await startReceiving({ SPAMD_URL: spamd.url, SPAMD_TIMEOUT_SECONDS: '0.5' });
+  server = await startReceivingApp(dns, 'inbox@spam.test', { SPAMD_URL: spamd.url, SPAMD_TIMEOUT_SECONDS: '0.5' });
 });
 after(async () => {
   await server.close();
@@ -56,7 +46,7 @@ test('spamd judges each message: spam is FAIL, the rest PASS; virus stays DISABL
 });
 
 test('with INGEST_WORKERS=0 (checks on the event loop) spamd is asked too', async () => {
-  const inline = await startReceiving({ SPAMD_URL: spamd.url, INGEST_WORKERS: '0' });
+  const inline = await startReceivingApp(dns, 'inbox@spam.test', { SPAMD_URL: spamd.url, INGEST_WORKERS: '0' });
   try {
     assert.deepEqual(await deliver('inline', GTUBE, inline), { spam: 'FAIL', virus: 'DISABLED' });
     assert.equal(spamd.requests.length, 1);
@@ -85,7 +75,7 @@ test('spamd failing, silent past SPAMD_TIMEOUT_SECONDS, or unreachable gives TEM
   assert.ok(Date.now() - started >= 500, 'waited for the timeout');
   assert.equal(spamd.requests.length, 2);
 
-  const unreachable = await startReceiving({ SPAMD_URL: 'spamd://127.0.0.1:9' });
+  const unreachable = await startReceivingApp(dns, 'inbox@spam.test', { SPAMD_URL: 'spamd://127.0.0.1:9' });
   try {
     assert.deepEqual(await deliver('unreachable', 'three', unreachable), { spam: 'TEMPERROR', virus: 'DISABLED' });
   } finally {

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { rawBlobKeys } from '../helpers/blobs.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
-import { createVerifiedDomain } from '../helpers/domains.ts';
-import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { createAddress } from '../smtp/mail-setup.ts';
+import { startReceivingApp } from '../smtp/mail-setup.ts';
 
 let dns: DnsServer;
 let server: TestApp;
@@ -35,10 +33,7 @@ async function gateCommitsOnSubject(app: TestApp['app']) {
 
 before(async () => {
   dns = await startDnsServer();
-  server = await startTestApp({ DNS_SERVERS: dns.address });
-  const api = apiClient(server.baseUrl, server.apiKey);
-  const { id: domainId } = await createVerifiedDomain(api, dns, 'uncertain.test');
-  await createAddress(api, 'store@uncertain.test', domainId);
+  server = await startReceivingApp(dns, 'store@uncertain.test');
   await gateCommitsOnSubject(server.app);
 });
 after(async () => {

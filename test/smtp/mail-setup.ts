@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
 import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import type { ApiClient } from '../helpers/http.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
 
 /** Creates an address through the API, routed to `endpointId` when given, and returns its id. */
 export async function createAddress(
@@ -36,8 +37,18 @@ export async function createEndpoint(
   return created.body.id;
 }
 
-/** A verified domain with one active address on it, ready to receive mail. */
-export async function receivingDomain(api: ApiClient, dns: DnsServer, domain: string) {
-  const created = await createVerifiedDomain(api, dns, domain);
-  return { domainId: created.id };
+/**
+ * A test Mailroom (configured by `env`, resolving through `dns`) with `address` receiving: its domain verified and
+ * the address active, store only.
+ */
+export async function startReceivingApp(
+  dns: DnsServer,
+  address: string,
+  env: Record<string, string> = {},
+): Promise<TestApp> {
+  const app = await startTestApp({ DNS_SERVERS: dns.address, ...env });
+  const api = apiClient(app.baseUrl, app.apiKey);
+  const domain = await createVerifiedDomain(api, dns, address.slice(address.indexOf('@') + 1));
+  await createAddress(api, address, domain.id);
+  return app;
 }
