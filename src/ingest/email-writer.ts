@@ -38,18 +38,27 @@ export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-async function findDuplicate(trx: Transaction<Database>, message: PreparedMessage, recipient: string) {
+async function findDuplicate(trx: Transaction<Database>, message: PreparedMessage, route: AcceptedRoute) {
   const since = new Date(message.receivedAt.getTime() - DEDUPE_WINDOW_MS).toISOString();
-  let query = trx
-    .selectFrom('emails')
-    .select('id')
-    .where('recipient', '=', recipient)
-    .where('raw_sha256', '=', message.contentSha256)
-    .where('received_at', '>=', since);
-  query = message.parsed.messageId
-    ? query.where('message_id', '=', message.parsed.messageId)
-    : query.where('message_id', 'is', null);
-  return query.limit(1).executeTakeFirst();
+  const { messageId } = message.parsed;
+  // Each query leaves the planner one index to take: with a Message-ID the account's Message-ID index, which finds
+  // the few stored copies of that message; without one, the index of emails that have none (see migration 0012).
+  const emails = trx.selectFrom('emails').select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at']);
+  const copies = messageId
+    ? await emails.where('account_id', '=', route.accountId).where('message_id', '=', messageId).execute()
+    : await emails
+        .where('message_id', 'is', null)
+        .where('recipient', '=', route.recipient)
+        .where('raw_sha256', '=', message.contentSha256)
+        .execute();
+  // A copy stored for another account (the domain has moved since) is that account's, not a retry of this mail.
+  return copies.find(
+    (copy) =>
+      copy.account_id === route.accountId &&
+      copy.recipient === route.recipient &&
+      copy.raw_sha256 === message.contentSha256 &&
+      copy.received_at >= since,
+  );
 }
 
 async function deliveryTarget(
@@ -146,7 +155,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
   const now = new Date().toISOString();
   const written: WrittenEmail[] = [];
   for (const route of message.recipients) {
-    const duplicate = await findDuplicate(trx, message, route.recipient);
+    const duplicate = await findDuplicate(trx, message, route);
     if (duplicate) {
       written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveryIds: [] });
       continue;

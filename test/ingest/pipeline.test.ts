@@ -158,6 +158,51 @@ describe('ingest transaction', () => {
     assert.equal(rows.length, 2);
   });
 
+  test('without a Message-ID, a retried copy is still stored once, and a message with other bytes is stored', async () => {
+    const raw = (body: string) =>
+      Buffer.from(`From: a@sender.test\r\nTo: store@pipeline.test\r\nSubject: No id\r\n\r\n${body}\r\n`);
+    const first = await sendMail({ port: server.smtpPort, to: 'store@pipeline.test', raw: raw('no-id retry') });
+    const second = await sendMail({ port: server.smtpPort, to: 'store@pipeline.test', raw: raw('no-id retry') });
+    const other = await sendMail({ port: server.smtpPort, to: 'store@pipeline.test', raw: raw('no-id other') });
+    assert.equal(second.ok, true, second.response);
+    assert.deepEqual(second.queuedIds, first.queuedIds);
+    assert.notDeepEqual(other.queuedIds, first.queuedIds);
+    const rows = await db()
+      .selectFrom('emails')
+      .select('id')
+      .where('subject', '=', 'No id')
+      .orderBy('received_at')
+      .execute();
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      [...first.queuedIds, ...other.queuedIds],
+    );
+  });
+
+  test('copies retried after their domain moved to another account are stored for that account', async () => {
+    const withId = message('<moved-1@sender.test>');
+    const withoutId = Buffer.from('From: a@sender.test\r\nTo: hook@moving.test\r\nSubject: Moved\r\n\r\nNo id\r\n');
+    const domain = await createVerifiedDomain(api, dns, 'moving.test');
+    await createAddress(api, 'hook@moving.test', domain.id);
+    const before = [];
+    for (const raw of [withId, withoutId])
+      before.push(await sendMail({ port: server.smtpPort, to: 'hook@moving.test', raw }));
+    assert.equal((await api.delete(`/api/v2/domains/${domain.id}`)).status, 200);
+
+    const other = apiClient(server.baseUrl, await server.newAccountKey('new-owner'));
+    const moved = await createVerifiedDomain(other, dns, 'moving.test');
+    await createAddress(other, 'hook@moving.test', moved.id);
+    for (const [i, raw] of [withId, withoutId].entries()) {
+      const after = await sendMail({ port: server.smtpPort, to: 'hook@moving.test', raw });
+      assert.equal(after.ok, true, after.response);
+      assert.notDeepEqual(after.queuedIds, before[i]!.queuedIds);
+      const stored = await other.get(`/api/v2/mail/${after.queuedIds[0]}`);
+      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      assert.equal(stored.body.subject, i === 0 ? 'Hello' : 'Moved');
+      assert.equal((await other.get(`/api/v2/mail/${before[i]!.queuedIds[0]}`)).status, 404);
+    }
+  });
+
   test('replies join the thread of the message they name in In-Reply-To or References, in order', async () => {
     await sendMail({ port: server.smtpPort, to: 'store@pipeline.test', raw: message('<root@sender.test>') });
     await sendMail({
