@@ -7,7 +7,10 @@ import { type Kysely, sql } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('emails_dedupe').execute();
-  await sql`CREATE INDEX emails_dedupe_without_message_id ON emails (recipient, raw_sha256) WHERE message_id IS NULL`.execute(
-    db,
-  );
+  await db.schema
+    .createIndex('emails_dedupe_without_message_id')
+    .on('emails')
+    .columns(['recipient', 'raw_sha256'])
+    .where(sql.ref('message_id'), 'is', null)
+    .execute();
 }
