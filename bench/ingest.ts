@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { WAL_CHECKPOINT_THREAD_NAME } from '../src/db/index.ts';
 import { INGEST_THREAD_NAMES } from '../src/ingest/index.ts';
 import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
@@ -42,12 +43,14 @@ export interface MeasuredLevel extends LoadResult {
 
 /**
  * Which of the server's threads a thread is, by its operating-system name: the event loop, ingest's analysis
- * worker(s) and writer, V8's platform threads (mostly garbage collection), libuv's pool (file I/O), and the rest.
+ * worker(s) and writer, the SQLite WAL checkpointer, V8's platform threads (mostly garbage collection), libuv's pool
+ * (file I/O), and the rest.
  */
 const THREAD_GROUPS = {
   main: (name: string) => name === 'node-MainThread',
   analysis: (name: string) => name === INGEST_THREAD_NAMES.analysis,
   writer: (name: string) => name === INGEST_THREAD_NAMES.writer,
+  checkpoint: (name: string) => name === WAL_CHECKPOINT_THREAD_NAME,
   v8: (name: string) => name.startsWith('node-V8'),
   libuv: (name: string) => name.startsWith('libuv'),
 } as const;
@@ -95,7 +98,15 @@ function cpuMs(statPath: string): number {
 
 /** CPU time by thread group, in ms. A thread that ended between two readings drops out of its group. */
 function threadCpuMs(pid: number): Record<ThreadGroup, number> {
-  const groups: Record<ThreadGroup, number> = { main: 0, analysis: 0, writer: 0, v8: 0, libuv: 0, other: 0 };
+  const groups: Record<ThreadGroup, number> = {
+    main: 0,
+    analysis: 0,
+    writer: 0,
+    checkpoint: 0,
+    v8: 0,
+    libuv: 0,
+    other: 0,
+  };
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();

@@ -5,7 +5,7 @@ import { EmailAddressesService } from './addresses/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
-import { type DatabaseHandle, migrateToLatest, openDatabase } from './db/index.ts';
+import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
 import { createDeliverySystem, type DeliverySystem } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
@@ -60,6 +60,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const clock = options.clock ?? systemClock;
   const database = await openDatabase(config.database);
   await migrateToLatest(database);
+  const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
   const { db } = database;
   const blobs = await openBlobStore(config.blobs);
 
@@ -192,6 +193,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       const settled = await ingest.drain();
       await delivery.stop();
       await http.close();
+      await checkpointer?.stop();
       await database.close();
       await blobs.close();
       // Without the marker the next start only searches for orphans, so failing to write it is not a failed stop.

@@ -41,6 +41,10 @@ function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>) {
   // email touches, so every insert read pages back from the OS. 64 MiB is an upper bound, filled only as pages are
   // used; a process has two connections (the API's and ingest's writer thread's).
   database.exec('PRAGMA cache_size = -65536');
+  // The WAL checkpointer's thread copies the WAL into the database file as it fills (see wal-checkpointer.ts); a
+  // connection checkpoints in its own commit only once the WAL passes 32 MiB (8,192 pages of 4 KiB), which bounds
+  // the WAL's size, and does all of it where no checkpointer runs (the CLI).
+  database.exec('PRAGMA wal_autocheckpoint = 8192');
   return createSqliteDialect(database);
 }
 

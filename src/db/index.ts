@@ -4,3 +4,4 @@ export { insertRow } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { migrateToLatest } from './migrate.ts';
 export type * from './schema.ts';
+export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

@@ -1,0 +1,48 @@
+import { Worker } from 'node:worker_threads';
+import type { DatabaseConfig } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+
+type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
+
+export interface WalCheckpointThreadData {
+  file: string;
+  synchronous: SqliteConfig['synchronous'];
+  intervalMs: number;
+}
+
+/** The checkpointer's thread name for the operating system (the ingest bench reports its CPU by it). */
+export const WAL_CHECKPOINT_THREAD_NAME = 'db-checkpoint';
+
+const CHECKPOINT_INTERVAL_MS = 20;
+
+/**
+ * Copies committed pages from SQLite's WAL into the database file from a thread and connection of its own. Left to
+ * SQLite, the connection whose commit takes the WAL past its limit does that copy and fsyncs the database file inside
+ * that COMMIT, so the messages of that commit and every one queued behind it wait 5-15 ms for work that is not theirs.
+ * With this thread, in 9 interleaved pairs of the ingest bench: p99 at 10 connections 22.4 ms against 23.4 (medians),
+ * and 1,626 messages/s at 50 connections against 1,574. The WAL restarts from its beginning only when a write
+ * transaction begins with every frame copied, which under steady load is seldom, so connections keep a limit of their
+ * own (see openDatabase): past it the committing connection copies what is left, usually little, and the WAL restarts.
+ */
+export function startWalCheckpointer(config: SqliteConfig, logger: Logger): { stop(): Promise<void> } {
+  const worker = new Worker(new URL('./wal-checkpoint-thread.ts', import.meta.url), {
+    name: WAL_CHECKPOINT_THREAD_NAME,
+    workerData: {
+      file: config.file,
+      synchronous: config.synchronous,
+      intervalMs: CHECKPOINT_INTERVAL_MS,
+    } satisfies WalCheckpointThreadData,
+  });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.on('error', (error) => logger.warn({ err: error }, 'WAL checkpointer stopped; connections checkpoint alone'));
+  // It never holds the process open: a checkpoint cut off at exit is one SQLite recovers from (the WAL stays valid).
+  worker.unref();
+  return {
+    async stop() {
+      // Held by the process until it has exited, or a process with nothing else left would end before stop() returns.
+      worker.ref();
+      worker.postMessage('stop');
+      await exited;
+    },
+  };
+}
