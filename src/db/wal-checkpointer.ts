@@ -35,7 +35,8 @@ export function startWalCheckpointer(config: SqliteConfig, logger: Logger): { st
   });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('error', (error) => logger.warn({ err: error }, 'WAL checkpointer stopped; connections checkpoint alone'));
-  // It never holds the process open: a checkpoint cut off at exit is one SQLite recovers from (the WAL stays valid).
+  // It never holds the process open (say, when start-up fails after it began): a checkpoint cut off at exit is one
+  // SQLite recovers from, as the WAL stays valid.
   worker.unref();
   return {
     async stop() {
