@@ -23,15 +23,17 @@ after(async () => {
 
 const databaseFileSize = async () => (await stat(join(server!.dataDir, 'mailroom.sqlite'))).size;
 
-/** Polls until `read` gives the same answer twice in a row, 200 ms apart. */
+/** Polls until `read` gives the same answer twice in a row, 200 ms apart; fails after 5 s. */
 async function settled(read: () => Promise<number>): Promise<number> {
+  const deadline = Date.now() + 5000;
   let last = await read();
-  for (;;) {
+  while (Date.now() < deadline) {
     await sleep(200);
     const now = await read();
     if (now === last) return now;
     last = now;
   }
+  throw new Error(`still changing after 5 s (last ${last})`);
 }
 
 test('committed mail reaches the database file while Mailroom runs, long before the WAL is big enough for a connection to checkpoint it', {
