@@ -9,8 +9,8 @@ import { serveRequests } from './worker-pool.ts';
 export interface AnalysisRequest {
   /** The message as the client sent it, in order (views of shared memory arrive without a copy). */
   chunks: readonly Uint8Array[];
-  /** Our `Received:` trace header (see VerdictInput). */
-  receivedHeader: Uint8Array;
+  /** Our `Received:` trace header (see VerdictInput), as latin1 text. */
+  receivedHeader: string;
   clientIp: string;
   helo: string;
   mailFrom: string;
@@ -57,7 +57,7 @@ serveRequests<AnalysisRequest, Analysis>(async (request) => {
     parseInTurn(chunks),
     checkVerdicts({
       chunks,
-      receivedHeader: asBuffer(request.receivedHeader),
+      receivedHeader: Buffer.from(request.receivedHeader, 'latin1'),
       clientIp: request.clientIp,
       helo: request.helo,
       mailFrom: request.mailFrom,

@@ -94,15 +94,16 @@ export function createIngestService(deps: IngestDependencies) {
 
   async function analyze(message: IncomingMessage, trace: Buffer): Promise<Analysis> {
     const request = {
-      receivedHeader: trace,
       clientIp: message.clientIp,
       helo: message.helo ?? '',
       mailFrom: message.mailFrom ?? '',
     };
-    if (pool) return pool.request({ chunks: message.raw, ...request });
+    // The trace header crosses as text: a small Buffer is a view of Node's shared 8 KiB allocation pool, and posting
+    // a view copies the whole pool with it (20-30 µs of the event loop's CPU per message, against 2-3 for the text).
+    if (pool) return pool.request({ chunks: message.raw, receivedHeader: trace.toString('latin1'), ...request });
     const [parsed, verdicts] = await Promise.all([
       parseMessage(message.raw),
-      checkVerdicts({ chunks: message.raw, ...request, mta: deps.mxHost }),
+      checkVerdicts({ chunks: message.raw, receivedHeader: trace, ...request, mta: deps.mxHost }),
     ]);
     return { parsed, verdicts };
   }
