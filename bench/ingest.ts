@@ -1,7 +1,8 @@
 /**
  * Ingest throughput and latency: 10 KB messages over 1, 10 and 50 loopback connections into Mailroom running as its
  * own process (`src/main.ts`, the full pipeline: blob fsync, parse, SPF/DKIM/DMARC/ARC through a loopback DNS
- * server, one durable commit), and the same load against a minimal discard smtp-server (the protocol ceiling).
+ * server, one durable commit), and the same load against a minimal discard smtp-server (the protocol ceiling), once
+ * with each load client (see smtp-load.ts): how much of the machine the client takes moves the ratio between the two.
  * The recipient is a store-only address, so no delivery worker competes for the CPU (bench/e2e.ts measures that).
  * Each level also reports the server process's CPU time per message (Linux /proc): throughput swings with whatever
  * else runs on the machine, CPU time per message much less, so it is the figure to compare changes by.
@@ -17,7 +18,7 @@ import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
 import { createInstallation } from '../test/helpers/process.ts';
-import { type LoadResult, runLoad, tenKilobyteMessage } from './smtp-load.ts';
+import { LOAD_CLIENTS, type LoadClient, type LoadResult, runLoad, tenKilobyteMessage } from './smtp-load.ts';
 import { table } from './table.ts';
 
 export interface IngestLevel {
@@ -35,6 +36,8 @@ export const DEFAULT_LEVELS: IngestLevel[] = [
 /** A level's load result with the server process's CPU time (all its threads) per accepted message. */
 export interface MeasuredLevel extends LoadResult {
   serverCpuMsPerMessage: number;
+  /** The load client's CPU time (this process) per accepted message. */
+  clientCpuMsPerMessage: number;
   /** The same CPU time by thread group (see THREAD_GROUPS). */
   serverCpuMsPerMessageByThread: Record<ThreadGroup, number>;
   /** Every trial of the level, in the order run; the other figures are those of the middle one by msg/s. */
@@ -58,8 +61,8 @@ type ThreadGroup = keyof typeof THREAD_GROUPS | 'other';
 
 export interface IngestBenchResult {
   database: 'sqlite' | 'postgres';
-  mailroom: MeasuredLevel[];
-  discard: MeasuredLevel[];
+  /** Per load client, the same levels against Mailroom and against the discard server. */
+  clients: Array<{ client: LoadClient; mailroom: MeasuredLevel[]; discard: MeasuredLevel[] }>;
 }
 
 const FROM = 'bench@sender.bench';
@@ -125,14 +128,22 @@ function threadCpuMs(pid: number): Record<ThreadGroup, number> {
  * Runs each level `trials` times and keeps the middle trial by msg/s: on this shared 2-core machine one trial of a few
  * seconds swings by 10% or more either way, so a single one says little. Every trial's msg/s and p99 are kept too.
  */
-async function measure(port: number, pid: number, levels: IngestLevel[], trials: number): Promise<MeasuredLevel[]> {
+async function measure(
+  client: LoadClient,
+  port: number,
+  pid: number,
+  levels: IngestLevel[],
+  trials: number,
+): Promise<MeasuredLevel[]> {
   const message = tenKilobyteMessage(FROM, TO);
-  await runLoad({ port, from: FROM, to: TO, message, ...WARM_UP });
+  await runLoad({ client, port, from: FROM, to: TO, message, ...WARM_UP });
   const perMessage = (ms: number, accepted: number) => Math.round((ms / Math.max(1, accepted)) * 1000) / 1000;
   async function once(level: IngestLevel): Promise<Omit<MeasuredLevel, 'trials'>> {
     const before = cpuMs(`/proc/${pid}/stat`);
     const threadsBefore = threadCpuMs(pid);
-    const result = await runLoad({ port, from: FROM, to: TO, message, ...level });
+    const clientBefore = process.cpuUsage();
+    const result = await runLoad({ client, port, from: FROM, to: TO, message, ...level });
+    const clientUsage = process.cpuUsage(clientBefore);
     const threadsAfter = threadCpuMs(pid);
     const byThread = Object.fromEntries(
       Object.entries(threadsAfter).map(([group, ms]) => [
@@ -144,6 +155,7 @@ async function measure(port: number, pid: number, levels: IngestLevel[], trials:
       ...result,
       serverCpuMsPerMessage: perMessage(cpuMs(`/proc/${pid}/stat`) - before, result.accepted),
       serverCpuMsPerMessageByThread: byThread,
+      clientCpuMsPerMessage: perMessage((clientUsage.user + clientUsage.system) / 1000, result.accepted),
     };
   }
   const results: MeasuredLevel[] = [];
@@ -164,11 +176,14 @@ export async function runIngestBench(options: {
   levels?: IngestLevel[];
   /** Trials per level (see measure); default 3. */
   trials?: number;
+  /** Load clients to measure with; default all (see smtp-load.ts). */
+  clients?: LoadClient[];
   /** Extra environment for the Mailroom process, e.g. INGEST_WORKERS. */
   env?: Record<string, string>;
 }): Promise<IngestBenchResult> {
   const levels = options.levels ?? DEFAULT_LEVELS;
   const trials = options.trials ?? 3;
+  const clients = options.clients ?? LOAD_CLIENTS;
   const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
   const schema = options.databaseUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
   const dns = await startDnsServer();
@@ -188,16 +203,19 @@ export async function runIngestBench(options: {
     const domain = await createVerifiedDomain(mailroom.api, dns, 'bench.test');
     const address = await mailroom.api.post('/api/v2/email-addresses', { address: TO, domainId: domain.id });
     if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
-    const mailroomResults = await measure(mailroom.smtpPort, mailroom.child.pid!, levels, trials);
+    const mailroomResults: MeasuredLevel[][] = [];
+    for (const client of clients) {
+      mailroomResults.push(await measure(client, mailroom.smtpPort, mailroom.child.pid!, levels, trials));
+    }
     await mailroom.stop('SIGTERM');
 
     const discard = await startDiscardServer();
-    const discardResults = await measure(discard.port, discard.pid, levels, trials);
+    const discardResults: MeasuredLevel[][] = [];
+    for (const client of clients) discardResults.push(await measure(client, discard.port, discard.pid, levels, trials));
     await discard.stop();
     return {
       database: options.databaseUrl ? 'postgres' : 'sqlite',
-      mailroom: mailroomResults,
-      discard: discardResults,
+      clients: clients.map((client, i) => ({ client, mailroom: mailroomResults[i]!, discard: discardResults[i]! })),
     };
   } finally {
     if (mailroom.child.exitCode === null) await mailroom.stop('SIGKILL');
@@ -213,6 +231,17 @@ export async function runIngestBench(options: {
 }
 
 export function formatIngest(result: IngestBenchResult): string {
+  return result.clients
+    .map(({ client, mailroom, discard }) => formatClient(result.database, client, mailroom, discard))
+    .join('\n\n');
+}
+
+function formatClient(
+  database: string,
+  client: LoadClient,
+  mailroom: MeasuredLevel[],
+  discard: MeasuredLevel[],
+): string {
   const rows = [
     [
       'connections',
@@ -221,6 +250,7 @@ export function formatIngest(result: IngestBenchResult): string {
       'p99 ms',
       'accepted',
       'cpu ms/msg',
+      'client cpu ms/msg',
       'discard msg/s',
       'discard p99 ms',
       'ratio',
@@ -228,8 +258,8 @@ export function formatIngest(result: IngestBenchResult): string {
       'trials p99 ms',
     ],
   ];
-  result.mailroom.forEach((level, i) => {
-    const ceiling = result.discard[i]!;
+  mailroom.forEach((level, i) => {
+    const ceiling = discard[i]!;
     rows.push([
       String(level.connections),
       String(level.messagesPerSecond),
@@ -237,6 +267,7 @@ export function formatIngest(result: IngestBenchResult): string {
       String(level.p99Ms),
       `${level.accepted}/${level.sent}`,
       `${level.serverCpuMsPerMessage} (${ceiling.serverCpuMsPerMessage})`,
+      `${level.clientCpuMsPerMessage} (${ceiling.clientCpuMsPerMessage})`,
       String(ceiling.messagesPerSecond),
       String(ceiling.p99Ms),
       `${Math.round((100 * level.messagesPerSecond) / ceiling.messagesPerSecond)}%`,
@@ -244,16 +275,16 @@ export function formatIngest(result: IngestBenchResult): string {
       level.trials.map((trial) => trial.p99Ms).join(' '),
     ]);
   });
-  const groups = Object.keys(result.mailroom[0]!.serverCpuMsPerMessageByThread) as ThreadGroup[];
+  const groups = Object.keys(mailroom[0]!.serverCpuMsPerMessageByThread) as ThreadGroup[];
   const byThread = [
     ['connections', ...groups],
-    ...result.mailroom.map((level) => [
+    ...mailroom.map((level) => [
       String(level.connections),
       ...groups.map((group) => String(level.serverCpuMsPerMessageByThread[group])),
     ]),
   ];
   return [
-    `ingest (10 KB messages, end of DATA -> 250), ${result.database}; the middle of ${result.mailroom[0]!.trials.length} trials by msg/s; cpu ms/msg: Mailroom (discard server)`,
+    `ingest (10 KB messages, end of DATA -> 250), ${database}, ${client} client; the middle of ${mailroom[0]!.trials.length} trials by msg/s; cpu ms/msg: against Mailroom (against the discard server)`,
     ...table(rows),
     'Mailroom cpu ms/msg by thread',
     ...table(byThread),

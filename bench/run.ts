@@ -5,12 +5,22 @@
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
  *   INGEST_TRIALS=3                       trials per ingest level; the middle one by msg/s is reported
+ *   INGEST_CLIENTS=pipelining,nodemailer  load clients for the ingest scenario (see bench/smtp-load.ts)
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
 import { formatE2e, runE2e } from './e2e.ts';
 import { formatIngest, runIngestBench } from './ingest.ts';
 import { formatSearch, runSearchBench } from './search.ts';
+import { LOAD_CLIENTS, type LoadClient } from './smtp-load.ts';
+
+function loadClients(names: string): LoadClient[] {
+  return names.split(',').map((name) => {
+    const client = LOAD_CLIENTS.find((known) => known === name);
+    if (!client) throw new Error(`INGEST_CLIENTS: unknown client ${name} (known: ${LOAD_CLIENTS.join(', ')})`);
+    return client;
+  });
+}
 
 const which = new Set((process.env.BENCH ?? 'ingest,e2e,search').split(','));
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
@@ -22,6 +32,7 @@ for (const databaseUrl of databases) {
     const result = await runIngestBench({
       databaseUrl,
       trials: process.env.INGEST_TRIALS ? Number(process.env.INGEST_TRIALS) : undefined,
+      clients: process.env.INGEST_CLIENTS ? loadClients(process.env.INGEST_CLIENTS) : undefined,
       env: process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {},
     });
     results.ingest!.push(result);
