@@ -122,7 +122,7 @@ function nodemailerClient(options: LoadOptions) {
   });
   const loop: ConnectionLoop = async (take, record) => {
     for (let n = take(); n !== undefined; n = take()) {
-      // The message's stream ends once nodemailer has taken all of it; the final dot line follows in the same turn.
+      // The message's stream ends when nodemailer has read all of it, a few ticks before it writes the final dot line.
       const raw = Readable.from([options.message(n)]);
       let endOfData = 0;
       raw.once('end', () => {
