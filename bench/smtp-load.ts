@@ -13,8 +13,8 @@ import nodemailer from 'nodemailer';
  *   as the pipelining client (the ingest bench reports both), and on a 2-core machine that CPU is taken from the
  *   server.
  */
-export type LoadClient = 'pipelining' | 'nodemailer';
-export const LOAD_CLIENTS: LoadClient[] = ['pipelining', 'nodemailer'];
+export const LOAD_CLIENTS = ['pipelining', 'nodemailer'] as const;
+export type LoadClient = (typeof LOAD_CLIENTS)[number];
 
 export interface LoadOptions {
   client: LoadClient;
