@@ -1,4 +1,5 @@
 import { workerData } from 'node:worker_threads';
+import { sql } from 'kysely';
 import type { DatabaseConfig } from '../config/index.ts';
 import { openDatabase } from '../db/index.ts';
 import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
@@ -27,6 +28,15 @@ export interface WriterThreadData {
  */
 const { database } = workerData as WriterThreadData;
 const handle = await openDatabase(database);
+if (database.kind === 'sqlite') {
+  // Each insert into emails runs inside the group's transaction and fires triggers, so SQLite keeps a statement
+  // journal for it (the old image of each page it changes). Once one statement's journal passes 64 KiB, SQLite moves
+  // it to a temporary file for the rest of the transaction: most commits created, wrote and deleted one in the temp
+  // directory (44 files in 51 commits, seen with strace). In a 50-connection run that cost 42 write calls and 90 KB
+  // written per message, against 17 and 35 KB (the WAL alone) with the journal in memory, where it is a few pages
+  // held while one statement runs. Durability does not depend on it: a commit is durable through the WAL.
+  await sql`PRAGMA temp_store = MEMORY`.execute(handle.db);
+}
 const committer = new GroupCommitter(handle.db, {
   concurrency: database.kind === 'postgres' ? database.poolSize : 1,
 });
