@@ -1,6 +1,17 @@
 /** The first block's size; each next one doubles, up to the largest. */
 const FIRST_BLOCK_BYTES = 16 * 1024;
 const LARGEST_BLOCK_BYTES = 1024 * 1024;
+/** First blocks kept for reuse: 4 MiB, as many as the messages of about 250 connections at once. */
+const SPARE_FIRST_BLOCKS = 256;
+
+/**
+ * First blocks of released messages. A new SharedArrayBuffer costs its allocation and a page fault for each of its
+ * pages on first write: 15 µs of CPU for 16 KiB in a micro-benchmark. Most messages fit in their first block, so
+ * reusing first blocks spares most of that; bigger blocks are rare and left to the garbage collector. At 50
+ * connections (10 KB messages) the event loop took 2.7 page faults per message instead of 6.7, and 0.09-0.13 ms of
+ * system CPU instead of 0.11-0.16, in 3 interleaved pairs; its user CPU did not move beyond the noise.
+ */
+const spareFirstBlocks: Buffer[] = [];
 
 /**
  * Collects a message's bytes into SharedArrayBuffers, so that ingest's worker threads read them without a copy.
@@ -27,6 +38,23 @@ export class SharedBlocks {
     }
   }
 
+  /**
+   * Hands the blocks back for reuse by later messages. Only for a message that nothing reads any more, nor will:
+   * a reused block is overwritten.
+   */
+  release(): void {
+    const blocks = this.current ? [...this.filled, this.current] : this.filled;
+    for (const block of blocks) {
+      if (block.length === FIRST_BLOCK_BYTES && spareFirstBlocks.length < SPARE_FIRST_BLOCKS)
+        spareFirstBlocks.push(block);
+    }
+    this.filled.length = 0;
+    this.current = undefined;
+    this.used = 0;
+    this.size = 0;
+    this.nextBlockBytes = FIRST_BLOCK_BYTES;
+  }
+
   /** The bytes so far, in order, as views of the shared blocks. */
   blocks(): Buffer[] {
     if (!this.current || this.used === 0) return [...this.filled];
@@ -37,7 +65,7 @@ export class SharedBlocks {
     if (this.current) this.filled.push(this.current);
     const bytes = Math.max(this.nextBlockBytes, Math.min(wanted, LARGEST_BLOCK_BYTES));
     this.nextBlockBytes = Math.min(this.nextBlockBytes * 2, LARGEST_BLOCK_BYTES);
-    this.current = Buffer.from(new SharedArrayBuffer(bytes));
+    this.current = (bytes === FIRST_BLOCK_BYTES && spareFirstBlocks.pop()) || Buffer.from(new SharedArrayBuffer(bytes));
     this.used = 0;
   }
 }

@@ -129,9 +129,10 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
         .map((address) => routes.get(address))
         .filter((route): route is AcceptedRoute => route !== undefined);
       const mailFrom = session.envelope.mailFrom;
+      const blocks = shared;
       options.ingest
         .ingest({
-          raw: shared.blocks(),
+          raw: blocks.blocks(),
           mailFrom: mailFrom ? mailFrom.address : null,
           helo: session.hostNameAppearsAs || null,
           clientIp: session.remoteAddress,
@@ -142,6 +143,9 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
         })
         .then(
           (result) => {
+            // Ingest settled the message: its blob is written and the analysis worker has answered, so nothing reads
+            // the blocks any more. After a failure a worker may still be reading them, so they are left to the GC.
+            blocks.release();
             const ids = result.emails.map((email) => email.id);
             const shown = ids.length > 5 ? `${ids.slice(0, 5).join(' ')} (+${ids.length - 5} more)` : ids.join(' ');
             done(null, `${QUEUED} ${shown}`);
