@@ -125,12 +125,12 @@ function addressTarget(row: RoutingRow): RouteTarget {
   return { kind: 'none' };
 }
 
-/** `type` and `active` are null when the endpoint is gone (or in another account). */
+/** `type` and `active` are both null when the endpoint is gone (or in another account). */
 function endpointTarget(
   endpointId: string,
   type: RoutingRow['endpoint_type'],
   active: RoutingRow['endpoint_active'],
 ): RouteTarget {
-  if (!type || active === null || !fromFlag(active)) return { kind: 'none' };
+  if (!type || !fromFlag(active!)) return { kind: 'none' };
   return { kind: 'endpoint', endpointId, endpointType: type };
 }

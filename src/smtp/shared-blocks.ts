@@ -39,20 +39,15 @@ export class SharedBlocks {
   }
 
   /**
-   * Hands the blocks back for reuse by later messages. Only for a message that nothing reads any more, nor will:
-   * a reused block is overwritten.
+   * Hands the first block back for reuse by later messages (only a first block can be of the first size). Only for a
+   * message that nothing reads any more, nor will: a reused block is overwritten.
    */
   release(): void {
-    const blocks = this.current ? [...this.filled, this.current] : this.filled;
-    for (const block of blocks) {
-      if (block.length === FIRST_BLOCK_BYTES && spareFirstBlocks.length < SPARE_FIRST_BLOCKS)
-        spareFirstBlocks.push(block);
-    }
+    const first = this.filled[0] ?? this.current;
+    if (first?.length === FIRST_BLOCK_BYTES && spareFirstBlocks.length < SPARE_FIRST_BLOCKS)
+      spareFirstBlocks.push(first);
     this.filled.length = 0;
     this.current = undefined;
-    this.used = 0;
-    this.size = 0;
-    this.nextBlockBytes = FIRST_BLOCK_BYTES;
   }
 
   /** The bytes so far, in order, as views of the shared blocks. */

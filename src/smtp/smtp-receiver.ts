@@ -129,10 +129,10 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
         .map((address) => routes.get(address))
         .filter((route): route is AcceptedRoute => route !== undefined);
       const mailFrom = session.envelope.mailFrom;
-      const blocks = shared;
+      const held = shared;
       options.ingest
         .ingest({
-          raw: blocks.blocks(),
+          raw: held.blocks(),
           mailFrom: mailFrom ? mailFrom.address : null,
           helo: session.hostNameAppearsAs || null,
           clientIp: session.remoteAddress,
@@ -145,7 +145,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           (result) => {
             // Ingest settled the message: its blob is written and the analysis worker has answered, so nothing reads
             // the blocks any more. After a failure a worker may still be reading them, so they are left to the GC.
-            blocks.release();
+            held.release();
             const ids = result.emails.map((email) => email.id);
             const shown = ids.length > 5 ? `${ids.slice(0, 5).join(' ')} (+${ids.length - 5} more)` : ids.join(' ');
             done(null, `${QUEUED} ${shown}`);
