@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, type DeliveriesTable, type EmailsTable, insertRow } from '../db/index.ts';
+import { type Database, type DeliveriesTable, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { ParsedMessage } from './message-parser.ts';
 import { placeInThread } from './threading.ts';
@@ -38,19 +38,32 @@ export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
+/**
+ * Each query leaves the planner one index to take: with a Message-ID the account's Message-ID index, which finds the
+ * few stored copies of that message; without one, the index of emails that have none (see migration 0012).
+ */
+const copiesByMessageId = preparedQuery((db, { accountId, messageId }: { accountId: string; messageId: string }) =>
+  db
+    .selectFrom('emails')
+    .select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'])
+    .where('account_id', '=', accountId)
+    .where('message_id', '=', messageId),
+);
+const copiesWithoutMessageId = preparedQuery((db, { recipient, sha256 }: { recipient: string; sha256: string }) =>
+  db
+    .selectFrom('emails')
+    .select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'])
+    .where('message_id', 'is', null)
+    .where('recipient', '=', recipient)
+    .where('raw_sha256', '=', sha256),
+);
+
 async function findDuplicate(trx: Transaction<Database>, message: PreparedMessage, route: AcceptedRoute) {
   const since = new Date(message.receivedAt.getTime() - DEDUPE_WINDOW_MS).toISOString();
   const { messageId } = message.parsed;
-  // Each query leaves the planner one index to take: with a Message-ID the account's Message-ID index, which finds
-  // the few stored copies of that message; without one, the index of emails that have none (see migration 0012).
-  const emails = trx.selectFrom('emails').select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at']);
   const copies = messageId
-    ? await emails.where('account_id', '=', route.accountId).where('message_id', '=', messageId).execute()
-    : await emails
-        .where('message_id', 'is', null)
-        .where('recipient', '=', route.recipient)
-        .where('raw_sha256', '=', message.contentSha256)
-        .execute();
+    ? await copiesByMessageId(trx, { accountId: route.accountId, messageId })
+    : await copiesWithoutMessageId(trx, { recipient: route.recipient, sha256: message.contentSha256 });
   // A copy stored for another account (the domain has moved since) is that account's, not a retry of this mail.
   return copies.find(
     (copy) =>
@@ -61,18 +74,20 @@ async function findDuplicate(trx: Transaction<Database>, message: PreparedMessag
   );
 }
 
+const endpointState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
+  db.selectFrom('endpoints').select(['type', 'is_active']).where('id', '=', id).where('account_id', '=', accountId),
+);
+const webhookState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
+  db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
+);
+
 async function deliveryTarget(
   trx: Transaction<Database>,
   route: AcceptedRoute,
 ): Promise<Pick<DeliveriesTable, 'target_type' | 'target_id' | 'delivery_type'> | null> {
   const target = route.target;
   if (target.kind === 'endpoint') {
-    const endpoint = await trx
-      .selectFrom('endpoints')
-      .select(['type', 'is_active'])
-      .where('id', '=', target.endpointId)
-      .where('account_id', '=', route.accountId)
-      .executeTakeFirst();
+    const [endpoint] = await endpointState(trx, { id: target.endpointId, accountId: route.accountId });
     if (!endpoint?.is_active) return null;
     return {
       target_type: 'endpoint',
@@ -81,12 +96,7 @@ async function deliveryTarget(
     };
   }
   if (target.kind === 'webhook') {
-    const webhook = await trx
-      .selectFrom('webhooks')
-      .select('is_active')
-      .where('id', '=', target.webhookId)
-      .where('account_id', '=', route.accountId)
-      .executeTakeFirst();
+    const [webhook] = await webhookState(trx, { id: target.webhookId, accountId: route.accountId });
     if (!webhook?.is_active) return null;
     return { target_type: 'webhook', target_id: target.webhookId, delivery_type: 'webhook' };
   }

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, insertRow } from '../db/index.ts';
+import { type Database, insertRow, preparedQuery } from '../db/index.ts';
 
 export interface ThreadPlacement {
   threadId: string;
@@ -13,6 +13,23 @@ const REPLY_PREFIX = /^\s*((re|r|fwd|fw|aw|wg|vs|sv)\s*(\[\d+\])?\s*:\s*)+/i;
 export function normalizeSubject(subject: string | null): string {
   return (subject ?? '').replace(REPLY_PREFIX, '').trim().toLowerCase();
 }
+
+/** Without ORDER BY so the planner uses the (account_id, message_id) index; the few matches are sorted by the caller. */
+const threadsOf = preparedQuery((db, { accountId, messageIds }: { accountId: string; messageIds: string[] }) =>
+  db
+    .selectFrom('emails')
+    .innerJoin('threads', 'threads.id', 'emails.thread_id')
+    .select(['threads.id', 'threads.message_count', 'emails.received_at'])
+    .where('emails.account_id', '=', accountId)
+    .where('emails.message_id', 'in', messageIds),
+);
+
+const addToThread = preparedQuery((db, { id, position, now }: { id: string; position: number; now: string }) =>
+  db
+    .updateTable('threads')
+    .set({ message_count: position, last_message_at: now, updated_at: now })
+    .where('id', '=', id),
+);
 
 /**
  * Puts one stored email into a thread of its account, from headers only (RFC 5322): a message that names an already
@@ -33,25 +50,11 @@ export async function placeInThread(
 ): Promise<ThreadPlacement> {
   const related = [...new Set([...(email.inReplyTo ? [email.inReplyTo] : []), ...email.references])].slice(-100);
   if (email.messageId) related.push(email.messageId);
-  // Without ORDER BY so the planner uses the (account_id, message_id) index; the few matches are sorted here.
-  const matches =
-    related.length === 0
-      ? []
-      : await trx
-          .selectFrom('emails')
-          .innerJoin('threads', 'threads.id', 'emails.thread_id')
-          .select(['threads.id', 'threads.message_count', 'emails.received_at'])
-          .where('emails.account_id', '=', email.accountId)
-          .where('emails.message_id', 'in', related)
-          .execute();
+  const matches = related.length === 0 ? [] : await threadsOf(trx, { accountId: email.accountId, messageIds: related });
   const existing = matches.sort((a, b) => b.received_at.localeCompare(a.received_at))[0];
   if (existing) {
     const position = existing.message_count + 1;
-    await trx
-      .updateTable('threads')
-      .set({ message_count: position, last_message_at: now, updated_at: now })
-      .where('id', '=', existing.id)
-      .execute();
+    await addToThread(trx, { id: existing.id, position, now });
     return { threadId: existing.id, position };
   }
   const threadId = newId('thr');

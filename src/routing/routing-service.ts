@@ -1,5 +1,5 @@
 import { normalizeAddress } from '../addresses/index.ts';
-import { type Db, fromFlag } from '../db/index.ts';
+import { type Db, fromFlag, preparedQuery } from '../db/index.ts';
 import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decision.ts';
 
 /** The local part that receives the DMARC reports our suggested DMARC record asks for. */
@@ -7,10 +7,52 @@ const DMARC_LOCAL_PART = 'dmarc';
 
 /**
  * Everything one recipient's decision needs, read in one query: the domain, the address rows among the candidates
- * (the address itself and, with a `+tag`, the address without it), their endpoint or webhook, and the domain's
- * catch-all endpoint. One row per matching address, or one row with no address.
+ * (the address itself and, with a `+tag`, the address without it; the same address twice without one), their endpoint
+ * or webhook, and the domain's catch-all endpoint. One row per matching address, or one row with no address. Targets
+ * count only in the domain's account, as everything an account owns does.
  */
-type RoutingRow = Awaited<ReturnType<RoutingService['routingRows']>>[number];
+const routingRows = preparedQuery(
+  (db, { domain, address, baseAddress }: { domain: string; address: string; baseAddress: string }) =>
+    db
+      .selectFrom('domains as d')
+      .leftJoin('email_addresses as a', (join) =>
+        join
+          .onRef('a.domain_id', '=', 'd.id')
+          .onRef('a.account_id', '=', 'd.account_id')
+          .on('a.address', 'in', [address, baseAddress]),
+      )
+      .leftJoin('endpoints as e', (join) =>
+        join.onRef('e.id', '=', 'a.endpoint_id').onRef('e.account_id', '=', 'd.account_id'),
+      )
+      .leftJoin('webhooks as w', (join) =>
+        join.onRef('w.id', '=', 'a.webhook_id').onRef('w.account_id', '=', 'd.account_id'),
+      )
+      .leftJoin('endpoints as c', (join) =>
+        join.onRef('c.id', '=', 'd.catch_all_endpoint_id').onRef('c.account_id', '=', 'd.account_id'),
+      )
+      .select([
+        'd.id as domain_id',
+        'd.account_id',
+        'd.status',
+        'd.receive_dmarc_emails',
+        'd.is_catch_all_enabled',
+        'd.catch_all_endpoint_id',
+        'a.id as address_id',
+        'a.address',
+        'a.is_active as address_active',
+        'a.endpoint_id',
+        'e.type as endpoint_type',
+        'e.is_active as endpoint_active',
+        'a.webhook_id',
+        'w.id as webhook_found',
+        'w.is_active as webhook_active',
+        'c.type as catch_all_type',
+        'c.is_active as catch_all_active',
+      ])
+      .where('d.domain', '=', domain),
+);
+
+type RoutingRow = Awaited<ReturnType<typeof routingRows>>[number];
 
 /**
  * Decides, for one envelope recipient, whether Mailroom accepts the mail and where it goes. The order: an exact
@@ -35,8 +77,8 @@ export class RoutingService implements RecipientRouter {
     if (!parsed) return { accepted: false, reason: 'unknown_address' };
     const plus = this.subaddressing ? parsed.local.indexOf('+') : -1;
     const baseLocal = plus > 0 ? parsed.local.slice(0, plus) : parsed.local;
-    const candidates = plus > 0 ? [parsed.address, `${baseLocal}@${parsed.domain}`] : [parsed.address];
-    const rows = await this.routingRows(parsed.domain, candidates);
+    const baseAddress = plus > 0 ? `${baseLocal}@${parsed.domain}` : parsed.address;
+    const rows = await routingRows(this.db, { domain: parsed.domain, address: parsed.address, baseAddress });
     const domain = rows[0];
     if (!domain) return { accepted: false, reason: 'unknown_domain' };
     if (domain.status !== 'verified') return { accepted: false, reason: 'unverified_domain' };
@@ -74,48 +116,6 @@ export class RoutingService implements RecipientRouter {
       };
     }
     return { accepted: false, reason: 'unknown_address' };
-  }
-
-  /** Targets count only in the domain's account, as everything an account owns does. */
-  private routingRows(domain: string, candidates: string[]) {
-    return this.db
-      .selectFrom('domains as d')
-      .leftJoin('email_addresses as a', (join) =>
-        join
-          .onRef('a.domain_id', '=', 'd.id')
-          .onRef('a.account_id', '=', 'd.account_id')
-          .on('a.address', 'in', candidates),
-      )
-      .leftJoin('endpoints as e', (join) =>
-        join.onRef('e.id', '=', 'a.endpoint_id').onRef('e.account_id', '=', 'd.account_id'),
-      )
-      .leftJoin('webhooks as w', (join) =>
-        join.onRef('w.id', '=', 'a.webhook_id').onRef('w.account_id', '=', 'd.account_id'),
-      )
-      .leftJoin('endpoints as c', (join) =>
-        join.onRef('c.id', '=', 'd.catch_all_endpoint_id').onRef('c.account_id', '=', 'd.account_id'),
-      )
-      .select([
-        'd.id as domain_id',
-        'd.account_id',
-        'd.status',
-        'd.receive_dmarc_emails',
-        'd.is_catch_all_enabled',
-        'd.catch_all_endpoint_id',
-        'a.id as address_id',
-        'a.address',
-        'a.is_active as address_active',
-        'a.endpoint_id',
-        'e.type as endpoint_type',
-        'e.is_active as endpoint_active',
-        'a.webhook_id',
-        'w.id as webhook_found',
-        'w.is_active as webhook_active',
-        'c.type as catch_all_type',
-        'c.is_active as catch_all_active',
-      ])
-      .where('d.domain', '=', domain)
-      .execute();
   }
 }
 
