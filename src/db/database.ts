@@ -39,7 +39,7 @@ function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>) {
   database.exec('PRAGMA foreign_keys = ON');
   // SQLite's default page cache is 2 MB per connection, a fraction of the b-tree and FTS5 pages that storing one
   // email touches, so every insert read pages back from the OS. 64 MiB is an upper bound, filled only as pages are
-  // used; a process has two connections (the API's and ingest's writer thread's).
+  // used. Ingest's writer thread sets a smaller one on its connection (see writer-thread.ts).
   database.exec('PRAGMA cache_size = -65536');
   // The WAL checkpointer's thread copies the WAL into the database file as it fills (see wal-checkpointer.ts); a
   // connection checkpoints in its own commit only once the WAL passes 32 MiB (8,192 pages of 4 KiB), which bounds
