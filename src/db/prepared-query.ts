@@ -2,7 +2,7 @@ import { type Compilable, CompiledQuery, type DialectAdapter, type Kysely } from
 import type { Database } from './schema.ts';
 
 /** A value a prepared query is run with: a scalar, or a list (e.g. for `in`), whose length is part of its shape. */
-type PreparedValue = string | number | null | ReadonlyArray<string | number | null>;
+export type PreparedValue = string | number | null | ReadonlyArray<string | number | null>;
 
 /** Where each of the compiled query's parameters comes from: a constant of the query, or one of the values. */
 type ParameterSource = { constant: unknown } | { key: string; index?: number };
