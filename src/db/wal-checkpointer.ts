@@ -14,13 +14,16 @@ export interface WalCheckpointThreadData {
 export const WAL_CHECKPOINT_THREAD_NAME = 'db-checkpoint';
 
 /**
- * A longer interval copies a page that many commits changed once instead of several times, so the thread's CPU per
- * message falls as it grows. In runs of the ingest bench (nodemailer client) that rotated 20, 50 and 100 ms (8, 6 and
- * 8 runs), the thread took 0.034, 0.025 and 0.019 ms per message at 50 connections (means), all three at the same
- * rate (medians 2,153, 2,151 and 2,177 msg/s), and p99 at 10 connections was lowest at 50 ms: medians 21.3, 18.9 and
- * 22.8 ms.
+ * A longer interval copies a page that many commits changed once instead of several times, and syncs the database
+ * file less often, so the thread's CPU per message falls as it grows. On one machine, rotated runs of the ingest
+ * bench (nodemailer client) at 20, 50 and 100 ms gave 0.034, 0.025 and 0.019 ms per message at 50 connections at the
+ * same rate, and p99 at 10 connections was lowest at 50 ms (medians 21.3, 18.9 and 22.8 ms). On another, in
+ * interleaved pairs of 150 ms against 50 ms: at 50 connections 1,211-1,237 messages/s against 1,151-1,222, p99 65-70
+ * ms against 80-84, and 0.026 ms per message against 0.038-0.039 (3 pairs); at 10 connections as much or more
+ * throughput and p99 26.8-30.0 ms against 24.3-33.0 (5 pairs). At 150 ms the WAL holds about 2,400 frames between
+ * checkpoints at 1,600 messages/s, well under the 8,192 at which a commit would checkpoint itself.
  */
-const CHECKPOINT_INTERVAL_MS = 50;
+const CHECKPOINT_INTERVAL_MS = 150;
 
 /**
  * Copies committed pages from SQLite's WAL into the database file from a thread and connection of its own. Left to
