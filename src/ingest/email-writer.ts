@@ -38,21 +38,19 @@ export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
+/** What findDuplicate compares a stored copy by. */
+const COPY_COLUMNS = ['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'] as const;
 /**
  * Each query leaves the planner one index to take: with a Message-ID the account's Message-ID index, which finds the
  * few stored copies of that message; without one, the index of emails that have none (see migration 0012).
  */
 const copiesByMessageId = preparedQuery((db, { accountId, messageId }: { accountId: string; messageId: string }) =>
-  db
-    .selectFrom('emails')
-    .select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'])
-    .where('account_id', '=', accountId)
-    .where('message_id', '=', messageId),
+  db.selectFrom('emails').select(COPY_COLUMNS).where('account_id', '=', accountId).where('message_id', '=', messageId),
 );
 const copiesWithoutMessageId = preparedQuery((db, { recipient, sha256 }: { recipient: string; sha256: string }) =>
   db
     .selectFrom('emails')
-    .select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'])
+    .select(COPY_COLUMNS)
     .where('message_id', 'is', null)
     .where('recipient', '=', recipient)
     .where('raw_sha256', '=', sha256),
