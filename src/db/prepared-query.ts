@@ -34,8 +34,9 @@ export function preparedQuery<Values extends Record<string, PreparedValue>, Row>
     const sources = new Map<unknown, Extract<ParameterSource, { key: string }>>();
     for (const [key, value] of Object.entries(values)) {
       if (Array.isArray(value)) {
-        placeholders[key] = value.map((_, index) => placeholder(key, index));
-        for (let index = 0; index < value.length; index++) sources.set(placeholder(key, index), { key, index });
+        const names = value.map((_, index) => placeholder(key, index));
+        for (const [index, name] of names.entries()) sources.set(name, { key, index });
+        placeholders[key] = names;
       } else {
         placeholders[key] = placeholder(key);
         sources.set(placeholder(key), { key });
