@@ -5,4 +5,5 @@ export { fromJson } from './json.ts';
 export { migrateToLatest } from './migrate.ts';
 export { preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
+export { catchUpSearchIndex, indexPendingEmails } from './search-index.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

@@ -4,6 +4,7 @@ import type { DatabaseConfig } from '../config/index.ts';
 import { openDatabase } from '../db/index.ts';
 import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
 import { GroupCommitter } from './group-committer.ts';
+import { SearchIndexBatches } from './search-index-batches.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface WriteRequest {
@@ -48,10 +49,20 @@ const committer = new GroupCommitter(handle.db, {
   concurrency: database.kind === 'postgres' ? database.poolSize : 1,
 });
 
+// PostgreSQL's search column is computed with the row; SQLite's search index takes the stored emails in batches.
+const searchIndex = database.kind === 'sqlite' ? new SearchIndexBatches(committer) : undefined;
+// Emails an earlier run stored and did not index yet.
+void searchIndex?.flush();
+
 serveRequests<WriteRequest, WrittenEmail[]>(
-  ({ message, othersComing }) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
+  async ({ message, othersComing }) => {
+    const written = await committer.run((trx) => writeMessage(trx, message), { othersComing });
+    searchIndex?.stored(written.filter((email) => !email.duplicate).length);
+    return written;
+  },
   async () => {
     await committer.idle();
+    await searchIndex?.close();
     await handle.close();
   },
 );

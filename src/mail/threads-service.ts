@@ -1,6 +1,6 @@
 import { type Clock, Invalid, NotFound } from '../core/index.ts';
-import type { Db, ThreadsTable } from '../db/index.ts';
-import { mailConditions } from './mail-filters.ts';
+import { catchUpSearchIndex, type Db, type ThreadsTable } from '../db/index.ts';
+import { type MailFilter, mailConditions, searchesWords } from './mail-filters.ts';
 import type { SqlDialect } from './search-sql.ts';
 import {
   type AddressList,
@@ -109,18 +109,15 @@ export class ThreadsService {
       );
     }
     if (query.search?.trim() || query.domain || query.address || query.unreadOnly) {
-      const where = mailConditions(
-        this.#dialect,
-        accountId,
-        {
-          search: query.search,
-          domain: query.domain,
-          emailAddress: query.address === undefined ? undefined : await this.#address(accountId, query.address),
-          isRead: query.unreadOnly ? false : undefined,
-          archived: 'include',
-        },
-        this.#clock.now().getTime(),
-      );
+      const filter: MailFilter = {
+        search: query.search,
+        domain: query.domain,
+        emailAddress: query.address === undefined ? undefined : await this.#address(accountId, query.address),
+        isRead: query.unreadOnly ? false : undefined,
+        archived: 'include',
+      };
+      if (this.#dialect === 'sqlite' && searchesWords(filter)) await catchUpSearchIndex(this.#db);
+      const where = mailConditions(this.#dialect, accountId, filter, this.#clock.now().getTime());
       select = select.where('threads.id', 'in', (eb) =>
         eb
           .selectFrom('emails')

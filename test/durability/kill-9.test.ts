@@ -125,6 +125,10 @@ test('kill -9 right after a 250, at several points: every acknowledged message i
   const after = await openSession();
   assert.match(await sendOne(after, '<after@sender.test>'), /^250 /);
   await after.quit();
+  // Search sees every stored email, also those a kill left stored but not yet in the search index.
+  const search = await apiClient(server.httpUrl, API_KEY).get('/api/v2/mail?limit=100&search=durable');
+  assert.equal(search.status, 200, JSON.stringify(search.body));
+  const searched = search.body.emails.map((email: { id: string }) => email.id).sort();
   assert.equal(await server.stop('SIGTERM'), 0);
 
   assert.ok(acknowledged.size >= 6 + 10 + 2, `acknowledged ${acknowledged.size}`);
@@ -157,6 +161,7 @@ test('kill -9 right after a 250, at several points: every acknowledged message i
       assert.equal(jobs.filter((job) => job.email_id === email.id).length, 1, `${email.message_id} has one job`);
     }
     assert.equal(emails.filter((email) => email.message_id === '<half@sender.test>').length, 0);
+    assert.deepEqual(searched, emails.map((email) => email.id).sort(), 'search finds every stored email');
 
     // Blobs the kills left without a row were dropped by the restarts' recovery: what the store lists is exactly what
     // the rows refer to, and each reads back as its own message.

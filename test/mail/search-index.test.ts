@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
+import { type MailWorld, startMailWorld } from './setup.ts';
+
+/**
+ * On SQLite new emails enter the search index in batches (src/db/search-index.ts). None of that may show: a search
+ * finds an email as soon as its 250 was sent, and an email changed or deleted, indexed or still queued, is found by
+ * what it holds now and by nothing else.
+ */
+
+let world: MailWorld;
+
+before(async () => {
+  world = await startMailWorld(['inbox@batches.test']);
+});
+after(async () => {
+  await world?.close();
+});
+
+async function searchIds(search: string): Promise<string[]> {
+  const response = await world.api.get(`/api/v2/mail?limit=100&search=${encodeURIComponent(search)}`);
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  assert.equal(response.body.pagination.total, response.body.emails.length);
+  return response.body.emails.map((email: { id: string }) => email.id).sort();
+}
+
+async function deliver(subject: string, text = 'nothing to see'): Promise<string> {
+  const [id] = await world.deliver({ from: 'sender@elsewhere.test', to: 'inbox@batches.test', subject, text });
+  return id!;
+}
+
+test('each message is found right after its 250, over more messages than a batch holds', async () => {
+  const stored: string[] = [];
+  for (let n = 1; n <= 80; n++) {
+    stored.push(await deliver(`arrival number${n}`));
+    assert.deepEqual(await searchIds(`number${n}`), [stored.at(-1)], `message ${n}`);
+  }
+  assert.deepEqual(await searchIds('arrival'), stored.sort());
+});
+
+test('SQLite: an email changed or deleted while indexed or while queued is found by its new text only', {
+  skip: TEST_DATABASE_URL ? 'the batches are SQLite-only' : false,
+}, async () => {
+  const db = world.server.app.database.db;
+  const changed = await deliver('kestrel before');
+  const deletedIndexed = await deliver('kestrel doomed');
+  const deletedQueued = await deliver('heron doomed');
+  const untouched = await deliver('heron still');
+  // The search indexes what is queued, so all four are in the index now.
+  assert.deepEqual(await searchIds('kestrel'), [changed, deletedIndexed].sort());
+
+  // In one transaction, so that no batch is indexed between the statements.
+  const queuedInside = await db.transaction().execute(async (trx) => {
+    // Indexed: the change takes it out of the index and queues it. Queued: a second change leaves it queued.
+    await trx.updateTable('emails').set({ subject: 'kestrel changed' }).where('id', '=', changed).execute();
+    await trx.updateTable('emails').set({ subject: 'kestrel after' }).where('id', '=', changed).execute();
+    await trx.deleteFrom('emails').where('id', '=', deletedIndexed).execute();
+    await trx.updateTable('emails').set({ subject: 'heron requeued' }).where('id', '=', deletedQueued).execute();
+    await trx.deleteFrom('emails').where('id', '=', deletedQueued).execute();
+    const queued = await sql<{ email_rowid: number }>`SELECT email_rowid FROM emails_search_pending`.execute(trx);
+    const rowid = await sql<{ rowid: number }>`SELECT rowid FROM emails WHERE id = ${changed}`.execute(trx);
+    return { queued: queued.rows.map((row) => row.email_rowid), changedRowid: rowid.rows[0]!.rowid };
+  });
+  assert.deepEqual(queuedInside.queued, [queuedInside.changedRowid], 'only the changed email is queued');
+
+  assert.deepEqual(await searchIds('after'), [changed]);
+  assert.deepEqual(await searchIds('kestrel'), [changed]);
+  assert.deepEqual(await searchIds('heron'), [untouched]);
+  for (const gone of ['before', 'changed', 'doomed', 'requeued']) assert.deepEqual(await searchIds(gone), [], gone);
+  const left = await sql<{ n: number }>`SELECT count(*) AS n FROM emails_search_pending`.execute(db);
+  assert.equal(left.rows[0]!.n, 0);
+  // FTS5's own check that its index is consistent (a contentless table has no content to compare it with).
+  await sql`INSERT INTO emails_fts (emails_fts, rank) VALUES ('integrity-check', 0)`.execute(db);
+});
