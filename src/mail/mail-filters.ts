@@ -1,5 +1,5 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import type { Database } from '../db/index.ts';
+import { catchUpSearchIndex, type Database, type Db } from '../db/index.ts';
 import { parseSearch, searchWords, type TextTerm } from './search-query.ts';
 import {
   addressCondition,
@@ -92,6 +92,14 @@ export function usesSearchIndex(filter: MailFilter): boolean {
 export function searchesWords(filter: MailFilter): boolean {
   if (filter.emailAddress !== undefined) return true;
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.length > 0;
+}
+
+/**
+ * Before a list that searches words: on SQLite, indexes the emails still queued for the search index (see
+ * src/db/search-index.ts), so that the search finds every email stored before it began.
+ */
+export async function prepareSearch(db: Db, dialect: SqlDialect, filter: MailFilter): Promise<void> {
+  if (dialect === 'sqlite' && searchesWords(filter)) await catchUpSearchIndex(db);
 }
 
 /**

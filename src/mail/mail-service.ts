@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { CompiledQuery, type SqlBool, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
-import { catchUpSearchIndex, type Db } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
 import {
   type ConditionSet,
@@ -10,6 +10,7 @@ import {
   hasStoredCount,
   type MailFilter,
   mailConditions,
+  prepareSearch,
   receivedSince,
   searchesWords,
 } from './mail-filters.ts';
@@ -158,7 +159,7 @@ export class MailService {
     const resolved = await this.#resolve(accountId, filter);
     const now = this.#clock.now().getTime();
     await this.#wordFrequencies?.refresh();
-    if (this.#dialect === 'sqlite' && searchesWords(resolved)) await catchUpSearchIndex(this.#db);
+    await prepareSearch(this.#db, this.#dialect, resolved);
     const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
     const found =
       match === undefined

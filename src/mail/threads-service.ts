@@ -1,6 +1,6 @@
 import { type Clock, Invalid, NotFound } from '../core/index.ts';
-import { catchUpSearchIndex, type Db, type ThreadsTable } from '../db/index.ts';
-import { type MailFilter, mailConditions, searchesWords } from './mail-filters.ts';
+import type { Db, ThreadsTable } from '../db/index.ts';
+import { type MailFilter, mailConditions, prepareSearch } from './mail-filters.ts';
 import type { SqlDialect } from './search-sql.ts';
 import {
   type AddressList,
@@ -116,7 +116,7 @@ export class ThreadsService {
         isRead: query.unreadOnly ? false : undefined,
         archived: 'include',
       };
-      if (this.#dialect === 'sqlite' && searchesWords(filter)) await catchUpSearchIndex(this.#db);
+      await prepareSearch(this.#db, this.#dialect, filter);
       const where = mailConditions(this.#dialect, accountId, filter, this.#clock.now().getTime());
       select = select.where('threads.id', 'in', (eb) =>
         eb
