@@ -84,7 +84,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       webhooks: (accountId, ids) => webhooks.targets(accountId, ids),
     },
   });
-  const router = new RoutingService({ db, subaddressing: config.subaddressing });
+  const router = new RoutingService({ db, dialect: database.kind, subaddressing: config.subaddressing });
   const ingest = createIngestService({
     database: config.database,
     blobs,

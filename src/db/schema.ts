@@ -231,6 +231,12 @@ export interface EmailCountsTable {
   count: number | string;
 }
 
+/** SQLite only (migration 0014): moves on with every change to what routing reads. One row, id 1. */
+export interface RoutingVersionTable {
+  id: number;
+  version: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -244,4 +250,5 @@ export interface Database {
   email_counts: EmailCountsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  routing_version: RoutingVersionTable;
 }

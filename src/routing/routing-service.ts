@@ -1,5 +1,7 @@
-import { normalizeAddress } from '../addresses/index.ts';
+import { type AddressParts, normalizeAddress } from '../addresses/index.ts';
+import type { DatabaseConfig } from '../config/index.ts';
 import { type Db, fromFlag, preparedQuery } from '../db/index.ts';
+import { DecisionCache } from './decision-cache.ts';
 import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decision.ts';
 
 /** The local part that receives the DMARC reports our suggested DMARC record asks for. */
@@ -54,6 +56,10 @@ const routingRows = preparedQuery(
 
 type RoutingRow = Awaited<ReturnType<typeof routingRows>>[number];
 
+const routingVersion = preparedQuery((db, _: Record<string, never>) =>
+  db.selectFrom('routing_version').select('version').where('id', '=', 1),
+);
+
 /**
  * Decides, for one envelope recipient, whether Mailroom accepts the mail and where it goes. The order: an exact
  * address on a verified domain, then the address without its `+tag`, then the domain's catch-all, else reject.
@@ -61,20 +67,37 @@ type RoutingRow = Awaited<ReturnType<typeof routingRows>>[number];
  * A target that is switched off (inactive endpoint or webhook) keeps the mail accepted and stored, with no delivery.
  * It runs on the event loop for every RCPT, so it reads all it needs in one query: on PostgreSQL each query is a
  * round trip whose socket calls cost the event loop more than the query costs the database.
+ *
+ * On SQLite decisions are kept until routing changes (see DecisionCache), and a RCPT reads one counter instead: with
+ * ingest's writer committing all the time, each query starts on an emptied page cache, and the routing query's
+ * five lookups cost the event loop about 0.03 ms per message at 50 connections.
  */
 export class RoutingService implements RecipientRouter {
   private readonly db: Db;
   private readonly subaddressing: boolean;
+  private readonly decisions: DecisionCache | undefined;
 
   /** `subaddressing` (SUBADDRESSING, on by default) lets `user+tag@` fall back to `user@`. */
-  constructor(deps: { db: Db; subaddressing: boolean }) {
+  constructor(deps: { db: Db; dialect: DatabaseConfig['kind']; subaddressing: boolean }) {
     this.db = deps.db;
     this.subaddressing = deps.subaddressing;
+    this.decisions = deps.dialect === 'sqlite' ? new DecisionCache() : undefined;
   }
 
   async resolve(recipient: string): Promise<RouteDecision> {
     const parsed = normalizeAddress(recipient);
     if (!parsed) return { accepted: false, reason: 'unknown_address' };
+    if (!this.decisions) return this.decide(parsed);
+    // Read before the rows a new decision is made from (see DecisionCache).
+    const { version } = (await routingVersion(this.db, {}))[0]!;
+    const kept = this.decisions.get(version, parsed.address);
+    if (kept) return kept;
+    const decision = await this.decide(parsed);
+    this.decisions.set(version, parsed.address, decision);
+    return decision;
+  }
+
+  private async decide(parsed: AddressParts): Promise<RouteDecision> {
     const plus = this.subaddressing ? parsed.local.indexOf('+') : -1;
     const baseLocal = plus > 0 ? parsed.local.slice(0, plus) : parsed.local;
     const baseAddress = plus > 0 ? `${baseLocal}@${parsed.domain}` : parsed.address;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import type { RouteDecision } from '../../src/routing/index.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -231,5 +232,76 @@ describe('RoutingService.resolve', () => {
     const decision = await server.app.router.resolve('info@route.test');
     assert.equal(decision.accepted, true);
     assert.deepEqual(decision.accepted && decision.target, toHook(ids));
+  });
+});
+
+describe('decisions follow every routing change', () => {
+  const resolve = (recipient: string) => server.app.router.resolve(recipient);
+  const targetOf = (decision: RouteDecision) => (decision.accepted ? decision.target : decision.reason);
+
+  test('endpoint, address, catch-all, domain status and domain changes each show in the next decision', async () => {
+    const domain = await createVerifiedDomain(api, dns, 'follow.test');
+    const hook = await api.post('/api/v2/endpoints', {
+      name: 'follow hook',
+      type: 'webhook',
+      config: { url: 'http://127.0.0.1:9/follow' },
+    });
+    const routed = await address('a@follow.test', domain.id, { endpointId: hook.body.id });
+    const toFollowHook = { kind: 'endpoint', endpointId: hook.body.id, endpointType: 'webhook' };
+    assert.deepEqual(targetOf(await resolve('a@follow.test')), toFollowHook);
+    assert.deepEqual(targetOf(await resolve('b@follow.test')), 'unknown_address');
+
+    assert.equal((await api.put(`/api/v2/endpoints/${hook.body.id}`, { isActive: false })).status, 200);
+    assert.deepEqual(targetOf(await resolve('a@follow.test')), { kind: 'none' });
+    assert.equal((await api.put(`/api/v2/endpoints/${hook.body.id}`, { isActive: true })).status, 200);
+    assert.deepEqual(targetOf(await resolve('a@follow.test')), toFollowHook);
+
+    assert.equal((await api.delete(`/api/v2/email-addresses/${routed.id}`)).status, 200);
+    assert.deepEqual(targetOf(await resolve('a@follow.test')), 'unknown_address');
+
+    const catchAll = await api.put(`/api/v2/domains/${domain.id}`, {
+      isCatchAllEnabled: true,
+      catchAllEndpointId: hook.body.id,
+    });
+    assert.equal(catchAll.status, 200, JSON.stringify(catchAll.body));
+    const caught = await resolve('b@follow.test');
+    assert.equal(caught.accepted && caught.matchedBy, 'catch_all');
+    assert.deepEqual(targetOf(caught), toFollowHook);
+
+    // As the DNS check does when a domain's records disappear.
+    await server.app.database.db.updateTable('domains').set({ status: 'failed' }).where('id', '=', domain.id).execute();
+    assert.deepEqual(targetOf(await resolve('b@follow.test')), 'unverified_domain');
+
+    assert.equal((await api.delete(`/api/v2/domains/${domain.id}`)).status, 200);
+    assert.deepEqual(targetOf(await resolve('b@follow.test')), 'unknown_domain');
+  });
+
+  test('a deleted account takes its domains out of routing', async () => {
+    const key = await server.newAccountKey('leaving');
+    const own = apiClient(server.baseUrl, key);
+    const domain = await createVerifiedDomain(own, dns, 'leaving.test');
+    const created = await own.post('/api/v2/email-addresses', { address: 'x@leaving.test', domainId: domain.id });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await resolve('x@leaving.test')).accepted, true);
+
+    const account = (await server.app.accounts.authenticate(key))!;
+    await server.app.database.db.deleteFrom('accounts').where('id', '=', account.id).execute();
+    assert.deepEqual(await resolve('x@leaving.test'), { accepted: false, reason: 'unknown_domain' });
+  });
+
+  test('a write to columns routing does not read keeps the decisions', {
+    skip: TEST_DATABASE_URL ? 'SQLite only: PostgreSQL keeps no decisions' : false,
+  }, async () => {
+    const { db } = server.app.database;
+    const version = async () =>
+      (await sql<{ version: number }>`SELECT version FROM routing_version`.execute(db)).rows[0]!.version;
+    const before = await version();
+    await db.updateTable('domains').set({ last_dns_check: new Date().toISOString() }).execute();
+    await db.updateTable('endpoints').set({ description: 'bookkeeping' }).execute();
+    await db.updateTable('webhooks').set({ description: 'bookkeeping' }).execute();
+    await db.updateTable('email_addresses').set({ updated_at: new Date().toISOString() }).execute();
+    assert.equal(await version(), before);
+    await db.updateTable('email_addresses').set({ is_active: 1 }).where('id', '=', ids['store@route.test']!).execute();
+    assert.equal(await version(), before + 1);
   });
 });
