@@ -74,3 +74,11 @@ test('SQLite: an email changed or deleted while indexed or while queued is found
   // FTS5's own check that its index is consistent (a contentless table has no content to compare it with).
   await sql`INSERT INTO emails_fts (emails_fts, rank) VALUES ('integrity-check', 0)`.execute(db);
 });
+
+test('the first 20,000 characters of a body are searched, counted as characters, not bytes', async () => {
+  // 19,000 two-byte characters: the word after them ends within 20,000 characters, though past 20,000 bytes.
+  const text = `${'é'.repeat(19_000)} ptarmigan ${'o'.repeat(1_000)} bittern`;
+  const id = await deliver('long body', text);
+  assert.deepEqual(await searchIds('ptarmigan'), [id]);
+  assert.deepEqual(await searchIds('bittern'), []);
+});
