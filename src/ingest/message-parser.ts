@@ -173,18 +173,14 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
     parser.on('end', resolve);
     parser.on('error', reject);
   });
-  const boundaries = new BoundaryWatch();
   // The chunks are already in memory, so they are written straight in rather than through a Readable and pipe():
   // the parser keeps references to what it has not read yet (no copies), and the stream machinery cost about a tenth
   // of a 10 KB message's parse.
-  for (const chunk of raw) {
-    boundaries.scan(chunk);
-    parser.write(chunk);
-  }
+  for (const chunk of raw) parser.write(chunk);
   parser.end();
   try {
     await done;
-    const problem = boundaries.problem(headerMap?.get('content-type'));
+    const problem = boundaryProblem(raw, headerMap?.get('content-type'));
     if (problem) {
       parsed.parseSuccess = false;
       parsed.parseError = problem;
@@ -214,29 +210,30 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
 
 /**
  * MailParser reads a multipart message whose boundary never appears, or that ends before its closing boundary, as if
- * nothing were wrong (the parts are silently lost or cut). This watches the top-level boundary in the raw bytes so
- * such a message is stored with `parseSuccess: false` and the reason.
+ * nothing were wrong (the parts are silently lost or cut). This looks for the top-level boundary's lines in the raw
+ * bytes, so that such a message is stored with `parseSuccess: false` and the reason.
  */
-class BoundaryWatch {
-  private tail = '';
-  private readonly seen: string[] = [];
+function boundaryProblem(raw: readonly Buffer[], contentType: unknown): string | null {
+  const type = contentType as { value?: string; params?: { boundary?: string } } | undefined;
+  if (!type?.value?.startsWith('multipart/')) return null;
+  const boundary = type.params?.boundary;
+  if (!boundary) return `Multipart message has no boundary parameter`;
+  const lines = new Set(delimiterLines(raw).map((line) => line.trimEnd()));
+  if (!lines.has(boundary) && !lines.has(`${boundary}--`)) return `Multipart boundary "${boundary}" not found`;
+  if (!lines.has(`${boundary}--`)) return `Multipart message ends before its closing boundary "${boundary}"`;
+  return null;
+}
 
-  scan(chunk: Buffer): void {
-    // Only the boundary lines matter; latin1 keeps one character per byte, so the text can be searched cheaply.
-    const text = this.tail + chunk.toString('latin1');
-    for (const match of text.matchAll(/(?:^|\n)--([^\r\n]{1,200})/g)) this.seen.push(match[1]!);
-    this.tail = text.slice(-256);
-    if (this.seen.length > 10_000) this.seen.splice(0, this.seen.length - 1000);
+/** What follows `--` on each line that starts with it (the first 200 characters), keeping the last 10,000 or so. */
+function delimiterLines(raw: readonly Buffer[]): string[] {
+  const seen: string[] = [];
+  let tail = '';
+  for (const chunk of raw) {
+    // latin1 keeps one character per byte, so the text can be searched cheaply.
+    const text = tail + chunk.toString('latin1');
+    for (const match of text.matchAll(/(?:^|\n)--([^\r\n]{1,200})/g)) seen.push(match[1]!);
+    tail = text.slice(-256);
+    if (seen.length > 10_000) seen.splice(0, seen.length - 1000);
   }
-
-  problem(contentType: unknown): string | null {
-    const type = contentType as { value?: string; params?: { boundary?: string } } | undefined;
-    if (!type?.value?.startsWith('multipart/')) return null;
-    const boundary = type.params?.boundary;
-    if (!boundary) return `Multipart message has no boundary parameter`;
-    const lines = new Set(this.seen.map((line) => line.trimEnd()));
-    if (!lines.has(boundary) && !lines.has(`${boundary}--`)) return `Multipart boundary "${boundary}" not found`;
-    if (!lines.has(`${boundary}--`)) return `Multipart message ends before its closing boundary "${boundary}"`;
-    return null;
-  }
+  return seen;
 }
