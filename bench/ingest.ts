@@ -40,7 +40,7 @@ export interface MeasuredLevel extends LoadResult {
   clientCpuMsPerMessage: number;
   /** The same CPU time by thread group (see THREAD_GROUPS). */
   serverCpuMsPerMessageByThread: Record<ThreadGroup, number>;
-  /** Every trial of the level, in the order run; the other figures are those of the middle one by msg/s. */
+  /** Every trial of the level, in the order run; the other figures are those of the middle pair's (see measure). */
   trials: Array<Pick<LoadResult, 'messagesPerSecond' | 'p99Ms'>>;
 }
 
@@ -67,6 +67,7 @@ export interface IngestBenchResult {
 
 const FROM = 'bench@sender.bench';
 const TO = 'load@bench.test';
+const MESSAGE = tenKilobyteMessage(FROM, TO);
 /**
  * Sent before a client's measured levels, to a server that has just started: V8 compiles a fresh process's hot code
  * on background threads, which on 2 cores take CPU from everything else for the first tens of thousands of
@@ -131,51 +132,83 @@ function threadCpuMs(pid: number): Record<ThreadGroup, number> {
   return groups;
 }
 
+/** A server under load: its SMTP port and the process whose CPU is read. */
+interface Target {
+  port: number;
+  pid: number;
+}
+
+/** One trial of a level against one server, with that server's CPU and the client's. */
+async function runTrial(
+  client: LoadClient,
+  target: Target,
+  level: IngestLevel,
+): Promise<Omit<MeasuredLevel, 'trials'>> {
+  const perMessage = (ms: number, accepted: number) => Math.round((ms / Math.max(1, accepted)) * 1000) / 1000;
+  const before = cpuMs(`/proc/${target.pid}/stat`);
+  const threadsBefore = threadCpuMs(target.pid);
+  const clientBefore = process.cpuUsage();
+  const result = await runLoad({ client, port: target.port, from: FROM, to: TO, message: MESSAGE, ...level });
+  const clientUsage = process.cpuUsage(clientBefore);
+  const threadsAfter = threadCpuMs(target.pid);
+  const byThread = Object.fromEntries(
+    Object.entries(threadsAfter).map(([group, ms]) => [
+      group,
+      perMessage(ms - threadsBefore[group as ThreadGroup], result.accepted),
+    ]),
+  ) as Record<ThreadGroup, number>;
+  return {
+    ...result,
+    serverCpuMsPerMessage: perMessage(cpuMs(`/proc/${target.pid}/stat`) - before, result.accepted),
+    serverCpuMsPerMessageByThread: byThread,
+    clientCpuMsPerMessage: perMessage((clientUsage.user + clientUsage.system) / 1000, result.accepted),
+  };
+}
+
 /**
- * Runs each level `trials` times and keeps the middle trial by msg/s: on this shared 2-core machine one trial of a few
- * seconds swings by 10% or more either way, so a single one says little. Every trial's msg/s and p99 are kept too.
+ * Runs each level `trials` times against Mailroom and against the discard server, a trial of one right beside a
+ * trial of the other (in alternating order, so that neither always goes first), and keeps the pair whose ratio is
+ * the middle one. On a shared 2-core machine one trial of a few seconds swings by 10% or more either way, and
+ * whatever else runs on the machine slows both servers alike only while they run at the same time: rates measured
+ * minutes apart, each server's trials in a block of their own, gave ratios that moved by a third between runs.
+ * Every trial's msg/s and p99 are kept too.
  */
 async function measure(
   client: LoadClient,
-  port: number,
-  pid: number,
+  mailroom: Target,
+  discard: Target,
   levels: IngestLevel[],
   trials: number,
-): Promise<MeasuredLevel[]> {
-  const message = tenKilobyteMessage(FROM, TO);
-  await runLoad({ client, port, from: FROM, to: TO, message, ...WARM_UP });
-  const perMessage = (ms: number, accepted: number) => Math.round((ms / Math.max(1, accepted)) * 1000) / 1000;
-  async function once(level: IngestLevel): Promise<Omit<MeasuredLevel, 'trials'>> {
-    const before = cpuMs(`/proc/${pid}/stat`);
-    const threadsBefore = threadCpuMs(pid);
-    const clientBefore = process.cpuUsage();
-    const result = await runLoad({ client, port, from: FROM, to: TO, message, ...level });
-    const clientUsage = process.cpuUsage(clientBefore);
-    const threadsAfter = threadCpuMs(pid);
-    const byThread = Object.fromEntries(
-      Object.entries(threadsAfter).map(([group, ms]) => [
-        group,
-        perMessage(ms - threadsBefore[group as ThreadGroup], result.accepted),
-      ]),
-    ) as Record<ThreadGroup, number>;
-    return {
-      ...result,
-      serverCpuMsPerMessage: perMessage(cpuMs(`/proc/${pid}/stat`) - before, result.accepted),
-      serverCpuMsPerMessageByThread: byThread,
-      clientCpuMsPerMessage: perMessage((clientUsage.user + clientUsage.system) / 1000, result.accepted),
-    };
+): Promise<{ mailroom: MeasuredLevel[]; discard: MeasuredLevel[] }> {
+  for (const target of [mailroom, discard]) {
+    await runLoad({ client, port: target.port, from: FROM, to: TO, message: MESSAGE, ...WARM_UP });
   }
-  const results: MeasuredLevel[] = [];
+  const measured = { mailroom: [] as MeasuredLevel[], discard: [] as MeasuredLevel[] };
   for (const level of levels) {
-    const runs: Array<Omit<MeasuredLevel, 'trials'>> = [];
-    for (let trial = 0; trial < trials; trial++) runs.push(await once(level));
-    const middle = [...runs].sort((a, b) => a.messagesPerSecond - b.messagesPerSecond)[Math.floor(runs.length / 2)]!;
-    results.push({
-      ...middle,
-      trials: runs.map((run) => ({ messagesPerSecond: run.messagesPerSecond, p99Ms: run.p99Ms })),
-    });
+    const pairs: Array<{ mailroom: Omit<MeasuredLevel, 'trials'>; discard: Omit<MeasuredLevel, 'trials'> }> = [];
+    for (let trial = 0; trial < trials; trial++) {
+      if (trial % 2 === 0) {
+        const ofMailroom = await runTrial(client, mailroom, level);
+        pairs.push({ mailroom: ofMailroom, discard: await runTrial(client, discard, level) });
+      } else {
+        const ofDiscard = await runTrial(client, discard, level);
+        pairs.push({ mailroom: await runTrial(client, mailroom, level), discard: ofDiscard });
+      }
+    }
+    const ratio = (pair: (typeof pairs)[number]) =>
+      pair.mailroom.messagesPerSecond / Math.max(1, pair.discard.messagesPerSecond);
+    const middle = [...pairs].sort((a, b) => ratio(a) - ratio(b))[Math.floor(pairs.length / 2)]!;
+    for (const side of ['mailroom', 'discard'] as const) {
+      measured[side].push({
+        ...middle[side],
+        trials: pairs.map((pair) => ({
+          messagesPerSecond: pair[side].messagesPerSecond,
+          p99Ms: pair[side].p99Ms,
+        })),
+      });
+    }
   }
-  return results;
+  return measured;
 }
 
 export async function runIngestBench(options: {
@@ -206,25 +239,29 @@ export async function runIngestBench(options: {
       : {}),
   });
   const mailroom = await startMailroom(installation.env, apiKey);
+  let discard: Awaited<ReturnType<typeof startDiscardServer>> | undefined;
   try {
+    discard = await startDiscardServer();
     const domain = await createVerifiedDomain(mailroom.api, dns, 'bench.test');
     const address = await mailroom.api.post('/api/v2/email-addresses', { address: TO, domainId: domain.id });
     if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
-    const mailroomResults: MeasuredLevel[][] = [];
+    const measured = [];
     for (const client of clients) {
-      mailroomResults.push(await measure(client, mailroom.smtpPort, mailroom.child.pid!, levels, trials));
+      measured.push({
+        client,
+        ...(await measure(
+          client,
+          { port: mailroom.smtpPort, pid: mailroom.child.pid! },
+          { port: discard.port, pid: discard.pid },
+          levels,
+          trials,
+        )),
+      });
     }
     await mailroom.stop('SIGTERM');
-
-    const discard = await startDiscardServer();
-    const discardResults: MeasuredLevel[][] = [];
-    for (const client of clients) discardResults.push(await measure(client, discard.port, discard.pid, levels, trials));
-    await discard.stop();
-    return {
-      database: options.databaseUrl ? 'postgres' : 'sqlite',
-      clients: clients.map((client, i) => ({ client, mailroom: mailroomResults[i]!, discard: discardResults[i]! })),
-    };
+    return { database: options.databaseUrl ? 'postgres' : 'sqlite', clients: measured };
   } finally {
+    await discard?.stop();
     if (mailroom.child.exitCode === null) await mailroom.stop('SIGKILL');
     await installation.remove();
     if (schema && options.databaseUrl) {
@@ -291,7 +328,7 @@ function formatClient(
     ]),
   ];
   return [
-    `ingest (10 KB messages, end of DATA -> 250), ${database}, ${client} client; the middle of ${mailroom[0]!.trials.length} trials by msg/s; cpu ms/msg: against Mailroom (against the discard server)`,
+    `ingest (10 KB messages, end of DATA -> 250), ${database}, ${client} client; the middle of ${mailroom[0]!.trials.length} trial pairs by ratio; cpu ms/msg: against Mailroom (against the discard server)`,
     ...table(rows),
     'Mailroom cpu ms/msg by thread',
     ...table(byThread),
