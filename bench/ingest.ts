@@ -138,6 +138,10 @@ interface Target {
   pid: number;
 }
 
+/** The two servers each level is measured against. */
+const SIDES = ['mailroom', 'discard'] as const;
+type Side = (typeof SIDES)[number];
+
 /** One trial of a level against one server, with that server's CPU and the client's. */
 async function runTrial(
   client: LoadClient,
@@ -175,30 +179,26 @@ async function runTrial(
  */
 async function measure(
   client: LoadClient,
-  mailroom: Target,
-  discard: Target,
+  targets: Record<Side, Target>,
   levels: IngestLevel[],
   trials: number,
-): Promise<{ mailroom: MeasuredLevel[]; discard: MeasuredLevel[] }> {
-  for (const target of [mailroom, discard]) {
-    await runLoad({ client, port: target.port, from: FROM, to: TO, message: MESSAGE, ...WARM_UP });
+): Promise<Record<Side, MeasuredLevel[]>> {
+  for (const side of SIDES) {
+    await runLoad({ client, port: targets[side].port, from: FROM, to: TO, message: MESSAGE, ...WARM_UP });
   }
-  const measured = { mailroom: [] as MeasuredLevel[], discard: [] as MeasuredLevel[] };
+  const measured: Record<Side, MeasuredLevel[]> = { mailroom: [], discard: [] };
   for (const level of levels) {
-    const pairs: Array<{ mailroom: Omit<MeasuredLevel, 'trials'>; discard: Omit<MeasuredLevel, 'trials'> }> = [];
+    const pairs: Array<Record<Side, Omit<MeasuredLevel, 'trials'>>> = [];
     for (let trial = 0; trial < trials; trial++) {
-      if (trial % 2 === 0) {
-        const ofMailroom = await runTrial(client, mailroom, level);
-        pairs.push({ mailroom: ofMailroom, discard: await runTrial(client, discard, level) });
-      } else {
-        const ofDiscard = await runTrial(client, discard, level);
-        pairs.push({ mailroom: await runTrial(client, mailroom, level), discard: ofDiscard });
-      }
+      const order = trial % 2 === 0 ? SIDES : [...SIDES].reverse();
+      const pair: Partial<Record<Side, Omit<MeasuredLevel, 'trials'>>> = {};
+      for (const side of order) pair[side] = await runTrial(client, targets[side], level);
+      pairs.push(pair as Record<Side, Omit<MeasuredLevel, 'trials'>>);
     }
     const ratio = (pair: (typeof pairs)[number]) =>
       pair.mailroom.messagesPerSecond / Math.max(1, pair.discard.messagesPerSecond);
     const middle = [...pairs].sort((a, b) => ratio(a) - ratio(b))[Math.floor(pairs.length / 2)]!;
-    for (const side of ['mailroom', 'discard'] as const) {
+    for (const side of SIDES) {
       measured[side].push({
         ...middle[side],
         trials: pairs.map((pair) => ({
@@ -251,8 +251,10 @@ export async function runIngestBench(options: {
         client,
         ...(await measure(
           client,
-          { port: mailroom.smtpPort, pid: mailroom.child.pid! },
-          { port: discard.port, pid: discard.pid },
+          {
+            mailroom: { port: mailroom.smtpPort, pid: mailroom.child.pid! },
+            discard: { port: discard.port, pid: discard.pid },
+          },
           levels,
           trials,
         )),

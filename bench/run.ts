@@ -4,7 +4,7 @@
  *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
- *   INGEST_TRIALS=3                       trial pairs per ingest level (Mailroom, discard); the middle pair by ratio is reported
+ *   INGEST_TRIALS=3                       trial pairs (Mailroom, discard) per ingest level; middle by ratio shown
  *   INGEST_CLIENTS=pipelining,nodemailer  load clients for the ingest scenario (see bench/smtp-load.ts)
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
