@@ -172,6 +172,8 @@ export interface EmailsTable {
   received_at: string;
   created_at: string;
   updated_at: string;
+  /** PostgreSQL only: the search vector, written as tsvector text (see postgresSearchVector). */
+  search_vector?: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'processing' | 'success' | 'failed';

@@ -1,6 +1,13 @@
-import type { Transaction } from 'kysely';
+import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, type DeliveriesTable, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
+import {
+  type Database,
+  type DeliveriesTable,
+  type EmailsTable,
+  insertRow,
+  postgresSearchVector,
+  preparedQuery,
+} from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { ParsedMessage } from './message-parser.ts';
 import { placeInThread } from './threading.ts';
@@ -155,12 +162,24 @@ function emailRow(message: PreparedMessage, route: AcceptedRoute, id: string, no
   };
 }
 
+/** The fields PostgreSQL's search vector indexes (see migration 0005), for one recipient's row. */
+function searchVector(message: PreparedMessage, row: EmailsTable): string {
+  const { parsed } = message;
+  return postgresSearchVector({
+    subject: row.subject ?? '',
+    sender: `${row.from_name ?? ''} ${row.from_address ?? ''}`,
+    recipients: [row.recipient, parsed.to?.text ?? '', parsed.cc?.text ?? '', parsed.bcc?.text ?? ''].join(' '),
+    body: row.text_body ?? '',
+  });
+}
+
 /**
  * Stores one message inside the caller's transaction: per accepted recipient an email row in its thread, and a
  * pending delivery job for each active endpoint or webhook the recipient routes to (the outbox).
  */
 export async function writeMessage(trx: Transaction<Database>, message: PreparedMessage): Promise<WrittenEmail[]> {
   const now = new Date().toISOString();
+  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
   const written: WrittenEmail[] = [];
   for (const route of message.recipients) {
     const duplicate = await findDuplicate(trx, message, route);
@@ -184,6 +203,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     );
     row.thread_id = thread.threadId;
     row.thread_position = thread.position;
+    if (postgres) row.search_vector = searchVector(message, row);
     await insertRow(trx, 'emails', row);
 
     const deliveryIds: string[] = [];

@@ -19,7 +19,7 @@ export {
   type ReadState,
 } from './mail-service.ts';
 export { sanitizeEmailHtml } from './sanitize-email-html.ts';
-export { parseSearch, type SearchQuery, searchWords } from './search-query.ts';
+export { parseSearch, type SearchQuery } from './search-query.ts';
 export type { SqlDialect } from './search-sql.ts';
 export {
   type AddressList,

@@ -1,6 +1,6 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import { catchUpSearchIndex, type Database, type Db } from '../db/index.ts';
-import { parseSearch, searchWords, type TextTerm } from './search-query.ts';
+import { catchUpSearchIndex, type Database, type Db, searchWords } from '../db/index.ts';
+import { parseSearch, type TextTerm } from './search-query.ts';
 import {
   addressCondition,
   ftsExpression,

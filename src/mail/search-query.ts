@@ -1,4 +1,5 @@
 import { Invalid } from '../core/index.ts';
+import { searchWords } from '../db/index.ts';
 
 /** The indexed fields a term can be limited to; `any` also reaches the text body. */
 export type SearchField = 'any' | 'subject' | 'sender' | 'recipients';
@@ -28,17 +29,6 @@ export interface SearchQuery {
 }
 
 const FIELD_OPERATORS: Record<string, SearchField> = { from: 'sender', to: 'recipients', subject: 'subject' };
-
-/**
- * The index's word rule (FTS5 `unicode61` and the PostgreSQL column's regexp): runs of letters, digits and
- * private-use characters, lower-cased.
- */
-export function searchWords(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}\p{Co}]+/u)
-    .filter(Boolean);
-}
 
 function parseDate(operator: string, value: string): string {
   const match = value.match(/^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/);
