@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.ts';
+import { SEARCH_BODY_CHARS } from './search-words.ts';
 
 /**
  * SQLite's search index (FTS5, see migrations 0005 and 0013) takes new emails in batches: storing an email queues
@@ -16,7 +17,6 @@ import type { Database } from './schema.ts';
  * writer's CPU for 10 KB bodies; a body of at most 20,000 bytes cannot be longer, and its byte length is known
  * without reading it, so only longer ones are counted.
  */
-const BODY_CHARS = 20_000;
 
 const jsonText = (column: string) =>
   `coalesce(CASE WHEN json_valid(e.${column}) THEN json_extract(e.${column}, '$.text') END, '')`;
@@ -27,7 +27,7 @@ const INDEX_QUEUED = sql.raw(`
     coalesce(e.subject, ''),
     coalesce(e.from_name, '') || ' ' || coalesce(e.from_address, ''),
     e.recipient || ' ' || ${jsonText('to_json')} || ' ' || ${jsonText('cc_json')} || ' ' || ${jsonText('bcc_json')},
-    coalesce(CASE WHEN octet_length(e.text_body) > ${BODY_CHARS} THEN substr(e.text_body, 1, ${BODY_CHARS}) ELSE e.text_body END, '')
+    coalesce(CASE WHEN octet_length(e.text_body) > ${SEARCH_BODY_CHARS} THEN substr(e.text_body, 1, ${SEARCH_BODY_CHARS}) ELSE e.text_body END, '')
   FROM emails_search_pending AS p JOIN emails AS e ON e.rowid = p.email_rowid`);
 
 /** Indexes every queued email; run it inside a write transaction (it reads the queue, then empties it). */

@@ -17,12 +17,12 @@ export interface SearchFields {
   sender: string;
   /** The envelope recipient and the To, Cc and Bcc header texts. */
   recipients: string;
-  /** The text body; its first BODY_CHARS characters are indexed. */
+  /** The text body; its first SEARCH_BODY_CHARS characters are indexed. */
   body: string;
 }
 
-/** How much of a text body the index holds, in characters (as in migration 0005). */
-const BODY_CHARS = 20_000;
+/** How much of a text body either database's index holds, in characters (as in migration 0005). */
+export const SEARCH_BODY_CHARS = 20_000;
 
 /** The first `count` characters (code points, as PostgreSQL's `left` and SQLite's `substr` count) of `text`. */
 function firstCharacters(text: string, count: number): string {
@@ -99,7 +99,7 @@ export function postgresSearchVector(fields: SearchFields): string {
   const vector = [
     fieldVector(fields.sender, 'B'),
     fieldVector(fields.recipients, 'C'),
-    fieldVector(firstCharacters(fields.body, BODY_CHARS), 'D'),
+    fieldVector(firstCharacters(fields.body, SEARCH_BODY_CHARS), 'D'),
   ].reduce(concat, fieldVector(fields.subject, 'A'));
   const entries: string[] = [];
   // Words hold only letters, digits and private-use characters, so they need no quoting beyond the quotes.
