@@ -172,7 +172,7 @@ export interface EmailsTable {
   received_at: string;
   created_at: string;
   updated_at: string;
-  /** PostgreSQL only: the search vector, written as tsvector text (see postgresSearchVector). */
+  /** PostgreSQL only: the search vector, written as tsvector text (see postgresSearchVectors). */
   search_vector?: string | null;
 }
 

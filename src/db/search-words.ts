@@ -1,7 +1,7 @@
 /**
  * The search index's word rule, on both databases and for both sides of a search: runs of letters, digits and
  * private-use characters, lower-cased (FTS5's `unicode61` with its default categories). Searches split their terms
- * with it; PostgreSQL's search vectors are built with it (see postgresSearchVector).
+ * with it; PostgreSQL's search vectors are built with it (see postgresSearchVectors).
  */
 export function searchWords(text: string): string[] {
   return text
@@ -10,13 +10,11 @@ export function searchWords(text: string): string[] {
     .filter(Boolean);
 }
 
-/** The fields of the index (see migration 0005), each as one text. */
-export interface SearchFields {
+/** The fields of the index (see migration 0005) that every recipient's row of a message shares, each as one text. */
+export interface SharedSearchFields {
   subject: string;
   /** `from_name from_address` */
   sender: string;
-  /** The envelope recipient and the To, Cc and Bcc header texts. */
-  recipients: string;
   /** The text body; its first SEARCH_BODY_CHARS characters are indexed. */
   body: string;
 }
@@ -72,39 +70,43 @@ function fieldVector(text: string, weight: string): Vector {
 /**
  * `left || right` (tsvector_concat): the right side's positions move past the left side's largest, clamped at the
  * last position; a word in both keeps the left's positions and takes the right's while it has fewer than
- * POSITIONS_PER_WORD and has not reached the last position.
+ * POSITIONS_PER_WORD and has not reached the last position. Neither side is changed, so a field's vector serves
+ * every row that shares it.
  */
 function concat(left: Vector, right: Vector): Vector {
   let offset = 0;
   for (const positions of left.values()) for (const [position] of positions) offset = Math.max(offset, position);
+  const joined: Vector = new Map([...left].map(([word, positions]) => [word, [...positions]]));
   for (const [word, positions] of right) {
-    const merged = left.get(word) ?? [];
+    const merged = joined.get(word) ?? [];
     for (const [position, weight] of positions) {
       if (merged.length >= POSITIONS_PER_WORD || merged[merged.length - 1]?.[0] === LAST_POSITION) break;
       merged.push([Math.min(position + offset, LAST_POSITION), weight]);
     }
-    left.set(word, merged);
+    joined.set(word, merged);
   }
-  return left;
+  return joined;
 }
 
-/**
- * An email's PostgreSQL search vector, as tsvector text: what migration 0005's expression computed in the database,
- * built here with the word rule itself. PostgreSQL's regular expression and text parser cost its backend about
- * 1.3 ms for a 10 KB body, the most of storing an email there; reading this text back costs it a fifth of that.
- * It also makes the words the same as a search's whatever the database's locale (its `[[:alnum:]]` follows the
- * database's ctype; plain `C` knows no letters past ASCII).
- */
-export function postgresSearchVector(fields: SearchFields): string {
-  const vector = [
-    fieldVector(fields.sender, 'B'),
-    fieldVector(fields.recipients, 'C'),
-    fieldVector(firstCharacters(fields.body, SEARCH_BODY_CHARS), 'D'),
-  ].reduce(concat, fieldVector(fields.subject, 'A'));
+/** A vector as tsvector text. Words hold only letters, digits and private-use characters, so need no escaping. */
+function vectorText(vector: Vector): string {
   const entries: string[] = [];
-  // Words hold only letters, digits and private-use characters, so they need no quoting beyond the quotes.
   for (const [word, positions] of vector) {
     entries.push(`'${word}':${positions.map(([position, weight]) => `${position}${weight}`).join(',')}`);
   }
   return entries.join(' ');
+}
+
+/**
+ * A message's PostgreSQL search vectors, as tsvector text, one per recipient's row: what migration 0005's expression
+ * computed in the database, built here with the word rule itself. PostgreSQL's regular expression and text parser
+ * cost its backend about 1.3 ms for a 10 KB body, the most of storing an email there; reading this text back costs
+ * it a fifth of that. It also makes the words the same as a search's whatever the database's locale (its
+ * `[[:alnum:]]` follows the database's ctype; plain `C` knows no letters past ASCII). The shared fields are split
+ * once; `recipients` is each row's envelope recipient with the To, Cc and Bcc header texts.
+ */
+export function postgresSearchVectors(fields: SharedSearchFields): (recipients: string) => string {
+  const subjectAndSender = concat(fieldVector(fields.subject, 'A'), fieldVector(fields.sender, 'B'));
+  const body = fieldVector(firstCharacters(fields.body, SEARCH_BODY_CHARS), 'D');
+  return (recipients) => vectorText(concat(concat(subjectAndSender, fieldVector(recipients, 'C')), body));
 }

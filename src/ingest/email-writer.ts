@@ -5,7 +5,7 @@ import {
   type DeliveriesTable,
   type EmailsTable,
   insertRow,
-  postgresSearchVector,
+  postgresSearchVectors,
   preparedQuery,
 } from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
@@ -162,15 +162,19 @@ function emailRow(message: PreparedMessage, route: AcceptedRoute, id: string, no
   };
 }
 
-/** The fields PostgreSQL's search vector indexes (see migration 0005), for one recipient's row. */
-function searchVector(message: PreparedMessage, row: EmailsTable): string {
-  const { parsed } = message;
-  return postgresSearchVector({
-    subject: row.subject ?? '',
-    sender: `${row.from_name ?? ''} ${row.from_address ?? ''}`,
-    recipients: [row.recipient, parsed.to?.text ?? '', parsed.cc?.text ?? '', parsed.bcc?.text ?? ''].join(' '),
-    body: row.text_body ?? '',
+/**
+ * PostgreSQL's search vector of each recipient's row of `message` (see migration 0005 for the fields), from the
+ * first row: subject, sender and body come from the message, so every row of it has the same.
+ */
+function searchVectors(message: PreparedMessage, first: EmailsTable): (row: EmailsTable) => string {
+  const vectorFor = postgresSearchVectors({
+    subject: first.subject ?? '',
+    sender: `${first.from_name ?? ''} ${first.from_address ?? ''}`,
+    body: first.text_body ?? '',
   });
+  const { to, cc, bcc } = message.parsed;
+  const headerRecipients = [to?.text ?? '', cc?.text ?? '', bcc?.text ?? ''].join(' ');
+  return (row) => vectorFor(`${row.recipient} ${headerRecipients}`);
 }
 
 /**
@@ -180,6 +184,8 @@ function searchVector(message: PreparedMessage, row: EmailsTable): string {
 export async function writeMessage(trx: Transaction<Database>, message: PreparedMessage): Promise<WrittenEmail[]> {
   const now = new Date().toISOString();
   const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  // Built at the first row that needs one: a message whose every copy was stored before needs none.
+  let searchVector: ((row: EmailsTable) => string) | undefined;
   const written: WrittenEmail[] = [];
   for (const route of message.recipients) {
     const duplicate = await findDuplicate(trx, message, route);
@@ -203,7 +209,10 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     );
     row.thread_id = thread.threadId;
     row.thread_position = thread.position;
-    if (postgres) row.search_vector = searchVector(message, row);
+    if (postgres) {
+      searchVector ??= searchVectors(message, row);
+      row.search_vector = searchVector(row);
+    }
     await insertRow(trx, 'emails', row);
 
     const deliveryIds: string[] = [];

@@ -17,7 +17,7 @@ const POSTGRES_ONLY = { skip: TEST_DATABASE_URL ? false : 'search vectors are Po
 let world: MailWorld;
 
 before(async () => {
-  world = await startMailWorld(['inbox@vectors.test']);
+  world = await startMailWorld(['inbox@vectors.test', 'second@vectors.test']);
 });
 after(async () => {
   await world?.close();
@@ -86,6 +86,27 @@ for (const message of messages) {
     assert.equal(stored, await databaseVector(id!));
   });
 }
+
+test(
+  'PostgreSQL: each recipient row of one message has its own vector, the one the database computes',
+  POSTGRES_ONLY,
+  async () => {
+    const ids = await world.deliver({
+      to: ['inbox@vectors.test', 'second@vectors.test'],
+      headers: { Cc: 'Carol Copy <carol@cc.test>' },
+      subject: 'two rows, one message',
+      text: 'shared body words',
+    });
+    assert.equal(ids.length, 2);
+    const vectors = [];
+    for (const id of ids) {
+      const stored = await storedVector(id);
+      assert.equal(stored, await databaseVector(id));
+      vectors.push(stored);
+    }
+    assert.notEqual(vectors[0], vectors[1]);
+  },
+);
 
 test('PostgreSQL: a row inserted without a vector gets the one the database computes', POSTGRES_ONLY, async () => {
   const [id] = await world.deliver({

@@ -2,7 +2,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 /**
  * PostgreSQL: `emails.search_vector` stops being a generated column. Ingest writes it with the row, built with the
- * search word rule itself (see postgresSearchVector): computed by the database, its regular expression and text
+ * search word rule itself (see postgresSearchVectors): computed by the database, its regular expression and text
  * parser were most of what storing an email cost there (1.3 ms of 1.4 for a 10 KB body). The vectors already stored
  * stay as they are.
  *
