@@ -6,5 +6,5 @@ export { migrateToLatest } from './migrate.ts';
 export { preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
 export { catchUpSearchIndex, indexPendingEmails } from './search-index.ts';
-export { postgresSearchVectors, type SharedSearchFields, searchWords } from './search-words.ts';
+export { fitsPostgresIndex, postgresSearchVectors, type SharedSearchFields, searchWords } from './search-words.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

@@ -37,8 +37,14 @@ function firstCharacters(text: string, count: number): string {
 /** PostgreSQL's limits for a tsvector (tsearch/ts_type.h): the last position, and positions kept per word. */
 const LAST_POSITION = 16_383;
 const POSITIONS_PER_WORD = 256;
-/** to_tsvector leaves out a word of more bytes than this, and gives it no position. */
+/** to_tsvector leaves out a word of more bytes than this, and gives it no position; a tsquery refuses one. */
 const WORD_BYTES_LIMIT = 2047;
+
+/** Whether PostgreSQL's search vectors can hold `word`: one that cannot is in no email's vector. */
+export function fitsPostgresIndex(word: string): boolean {
+  // A UTF-16 unit is at most 3 bytes of UTF-8, so most words need no counting.
+  return word.length * 3 <= WORD_BYTES_LIMIT || Buffer.byteLength(word) <= WORD_BYTES_LIMIT;
+}
 
 /** Word to its positions, each as position and weight (A-D). */
 type Vector = Map<string, Array<[number, string]>>;
@@ -51,8 +57,7 @@ function fieldVector(text: string, weight: string): Vector {
   const vector: Vector = new Map();
   let position = 0;
   for (const word of searchWords(text)) {
-    // A UTF-16 unit is at most 3 bytes of UTF-8, so most words need no counting.
-    if (word.length * 3 > WORD_BYTES_LIMIT && Buffer.byteLength(word) > WORD_BYTES_LIMIT) continue;
+    if (!fitsPostgresIndex(word)) continue;
     position = Math.min(position + 1, LAST_POSITION);
     const positions = vector.get(word);
     if (!positions) {

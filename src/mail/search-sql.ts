@@ -1,4 +1,5 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { fitsPostgresIndex } from '../db/index.ts';
 import type { SearchField, TextTerm } from './search-query.ts';
 
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -93,14 +94,23 @@ function inIndex(
     const matching = sql<SqlBool>`${rowid} in (select rowid from emails_fts where emails_fts match ${expression})`;
     return positive.length > 0 ? matching : sql<SqlBool>`not (${matching})`;
   }
+  // A word no vector can hold is in no email, so a term with one matches nothing (and a tsquery would refuse it).
+  const matchable = (match: WordMatch) => match.words.every(fitsPostgresIndex);
+  if (!positive.every(matchable)) return sql<SqlBool>`false`;
+  const excluded = negative.filter(matchable);
+  const commonExcluded = commonNegative.filter(matchable);
+  // The words go in as lexemes, already split and lower-cased by the word rule that built the vectors: to_tsquery
+  // would run them through PostgreSQL's own parser, which drops words it does not see as words (`½`, `①`).
   const tsquery = (matches: WordMatch[], join: string) => matches.map(pgMatch).join(join);
   if (positive.length === 0) {
-    return sql<SqlBool>`not (emails.search_vector @@ to_tsquery('simple', ${tsquery([...negative, ...commonNegative], ' | ')}))`;
+    const all = [...excluded, ...commonExcluded];
+    if (all.length === 0) return sql<SqlBool>`true`;
+    return sql<SqlBool>`not (emails.search_vector @@ ${tsquery(all, ' | ')}::tsquery)`;
   }
-  const negated = negative.length > 0 ? [`!(${tsquery(negative, ' | ')})`] : [];
-  const matching = sql<SqlBool>`emails.search_vector @@ to_tsquery('simple', ${[tsquery(positive, ' & '), ...negated].join(' & ')})`;
-  if (commonNegative.length === 0) return matching;
-  return sql<SqlBool>`(${matching} and not (emails.search_vector @@ to_tsquery('simple', ${tsquery(commonNegative, ' | ')})))`;
+  const negated = excluded.length > 0 ? [`!(${tsquery(excluded, ' | ')})`] : [];
+  const matching = sql<SqlBool>`emails.search_vector @@ ${[tsquery(positive, ' & '), ...negated].join(' & ')}::tsquery`;
+  if (commonExcluded.length === 0) return matching;
+  return sql<SqlBool>`(${matching} and not (emails.search_vector @@ ${tsquery(commonExcluded, ' | ')}::tsquery))`;
 }
 
 /**
