@@ -22,10 +22,11 @@ const TYPE_CODES: Record<ZoneRecord['type'], number> = {
 
 /**
  * A real DNS server on loopback (UDP and TCP on one port) answering from an in-memory zone the test edits.
- * Names not in the zone answer NXDOMAIN; a known name without records of the asked type answers empty.
+ * Names not in the zone answer NXDOMAIN; a known name without records of the asked type answers empty; a name set
+ * failing answers SERVFAIL.
  */
 export async function startDnsServer() {
-  const zone = new Map<string, ZoneRecord[]>();
+  const zone = new Map<string, ZoneRecord[] | 'servfail'>();
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
   const server = dns2.createServer({
     udp: true,
@@ -36,6 +37,8 @@ export async function startDnsServer() {
       const records = question ? zone.get(key(question.name)) : undefined;
       if (!question || !records) {
         (response.header as { rcode: number }).rcode = 3;
+      } else if (records === 'servfail') {
+        (response.header as { rcode: number }).rcode = 2;
       } else {
         for (const record of records) {
           if (TYPE_CODES[record.type] !== question.type) continue;
@@ -61,7 +64,12 @@ export async function startDnsServer() {
       zone.set(key(name), records);
     },
     add(name: string, record: ZoneRecord) {
-      zone.set(key(name), [...(zone.get(key(name)) ?? []), record]);
+      const records = zone.get(key(name));
+      zone.set(key(name), [...(Array.isArray(records) ? records : []), record]);
+    },
+    /** Answers every question about `name` with SERVFAIL, until it is set again. */
+    fail(name: string) {
+      zone.set(key(name), 'servfail');
     },
     remove(name: string) {
       zone.delete(key(name));
