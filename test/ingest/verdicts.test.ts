@@ -133,54 +133,35 @@ describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
 });
 
 describe('unsigned mail from one sender shares its verdicts only while they depend on nothing else', () => {
-  let sent = 0;
+  let copies = 0;
   // Each copy is a message of its own (another Message-ID), so that none is taken for a retried duplicate.
   const unsigned = (from: string, extraHeaders = '') =>
-    `${extraHeaders}From: ${from}\r\nTo: inbox@verdicts.test\r\nSubject: Burst\r\nMessage-ID: <burst-${++sent}@verdicts.test>\r\n\r\nOne of many.\r\n`;
-  async function verdictsOf(raw: string | Buffer, envelopeFrom: string) {
+    `${extraHeaders}From: ${from}\r\nTo: inbox@verdicts.test\r\nSubject: Burst\r\nMessage-ID: <burst-${++copies}@verdicts.test>\r\n\r\nOne of many.\r\n`;
+  /** SPF, DKIM, DMARC and ARC of the stored message, in that order. */
+  async function verdictsOf(raw: string | Buffer, envelopeFrom: string): Promise<string> {
     const sent = await sendMail({ port: server.smtpPort, from: envelopeFrom, to: 'inbox@verdicts.test', raw });
     assert.equal(sent.ok, true, sent.response);
     const row = await storedVerdicts(sent.queuedIds[0]!);
-    return [row.spf, row.dkim, row.dmarc, row.arc];
+    return [row.spf, row.dkim, row.dmarc, row.arc].join(' ');
   }
 
   test('the same envelope with another From domain gets its own DMARC verdict', async () => {
-    assert.deepEqual(await verdictsOf(unsigned('bob@signer.test'), 'bob@signer.test'), [
-      'PASS',
-      'NONE',
-      'PASS',
-      'NONE',
-    ]);
-    assert.deepEqual(await verdictsOf(unsigned('ceo@victim.test'), 'bob@signer.test'), [
-      'PASS',
-      'NONE',
-      'FAIL',
-      'NONE',
-    ]);
+    assert.equal(await verdictsOf(unsigned('bob@signer.test'), 'bob@signer.test'), 'PASS NONE PASS NONE');
+    assert.equal(await verdictsOf(unsigned('ceo@victim.test'), 'bob@signer.test'), 'PASS NONE FAIL NONE');
   });
 
   test('a message with an ARC header, or signed, after unsigned ones from the same sender is judged on its own', async () => {
-    assert.deepEqual(await verdictsOf(unsigned('carol@signer.test'), 'carol@signer.test'), [
-      'PASS',
-      'NONE',
-      'PASS',
-      'NONE',
-    ]);
+    assert.equal(await verdictsOf(unsigned('carol@signer.test'), 'carol@signer.test'), 'PASS NONE PASS NONE');
     const withArcResults = unsigned('carol@signer.test', 'ARC-Authentication-Results: i=1; mx.example; spf=pass\r\n');
-    assert.deepEqual(await verdictsOf(withArcResults, 'carol@signer.test'), ['PASS', 'NONE', 'PASS', 'FAIL']);
+    assert.equal(await verdictsOf(withArcResults, 'carol@signer.test'), 'PASS NONE PASS FAIL');
     const signedCopy = await signed(unsigned('carol@signer.test'), 'signer.test', senderKey.privateKey);
-    assert.deepEqual(await verdictsOf(signedCopy, 'carol@signer.test'), ['PASS', 'PASS', 'PASS', 'NONE']);
+    assert.equal(await verdictsOf(signedCopy, 'carol@signer.test'), 'PASS PASS PASS NONE');
   });
 
   test('a temporary DNS failure is not reused: the next message from the sender is judged again', async () => {
     dns.fail('flaky.test');
-    assert.deepEqual(await verdictsOf(unsigned('dan@flaky.test'), 'dan@flaky.test'), [
-      'TEMPERROR',
-      'NONE',
-      'NONE',
-      'NONE',
-    ]);
+    assert.equal(await verdictsOf(unsigned('dan@flaky.test'), 'dan@flaky.test'), 'TEMPERROR NONE NONE NONE');
     dns.set('flaky.test', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
-    assert.deepEqual(await verdictsOf(unsigned('dan@flaky.test'), 'dan@flaky.test'), ['PASS', 'NONE', 'NONE', 'NONE']);
+    assert.equal(await verdictsOf(unsigned('dan@flaky.test'), 'dan@flaky.test'), 'PASS NONE NONE NONE');
   });
 });
