@@ -80,3 +80,23 @@ test('a unit alone whose COMMIT fails is rejected as CommitOutcomeUnknown', asyn
   assert.deepEqual(calls, [0]);
   assert.deepEqual(await childIds(), []);
 });
+
+test('a transaction that frees up takes only its share of what queued while all were busy', async () => {
+  // SQLite runs one transaction at a time, so the second waits for the first; the committer counts both as running.
+  const committer = new GroupCommitter(handle.db, { concurrency: 2 });
+  const units = new Map<unknown, number[]>();
+  const hold = Promise.withResolvers<void>();
+  const unit = (index: number, until?: Promise<void>) =>
+    committer.run(async (trx) => {
+      units.set(trx, [...(units.get(trx) ?? []), index]);
+      await until;
+      await sql`insert into children (parent_id) values (1)`.execute(trx);
+    });
+  const first = unit(0, hold.promise);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const queued = [1, 2, 3, 4, 5, 6, 7].map((index) => unit(index));
+  hold.resolve();
+  await Promise.all([first, ...queued]);
+  const batches = [...units.values()].sort((a, b) => a[0]! - b[0]!);
+  assert.deepEqual(batches, [[0], [1], [2, 3, 4], [5, 6], [7]]);
+});
