@@ -28,6 +28,8 @@ export interface VerdictInput {
 
 export type RawResolver = (name: string, rrtype: string) => Promise<unknown>;
 
+type AuthenticationVerdicts = Omit<Verdicts, 'spam' | 'virus'>;
+
 /** Anything taking longer is a temporary error, so a hostile DNS setup cannot hold a message indefinitely. */
 const VERDICT_TIMEOUT_MS = 15_000;
 
@@ -90,14 +92,16 @@ interface Judged {
  * of the message, and most of mailauth's work) is skipped. And with no DKIM or ARC header at all, what mailauth
  * reports is a function of the client IP, HELO, MAIL FROM and the From fields (and of DNS answers, cached below).
  */
-function judged(chunks: readonly Buffer[], input: VerdictInput): Judged {
-  const first = chunks[0];
-  const crlf = first ? first.indexOf('\r\n\r\n') : -1;
-  const end = crlf >= 0 ? crlf + 4 : (first?.indexOf('\n\n') ?? -1) + 2;
-  if (!first || end < 2) return { parts: chunks, sameVerdictsKey: null };
+function judged(input: VerdictInput): Judged {
+  const whole: Judged = { parts: input.chunks, sameVerdictsKey: null };
+  const first = input.chunks[0];
+  if (!first) return whole;
+  const crlf = first.indexOf('\r\n\r\n');
+  const end = crlf >= 0 ? crlf + 4 : first.indexOf('\n\n') + 2;
+  if (end < 2) return whole;
   const header = first.subarray(0, end);
   const text = header.toString('latin1');
-  if (BODY_SIGNATURE.test(text)) return { parts: chunks, sameVerdictsKey: null };
+  if (BODY_SIGNATURE.test(text)) return whole;
   if (SIGNATURE_OR_ARC.test(text)) return { parts: [header], sameVerdictsKey: null };
   const from = text.match(FROM_FIELDS) ?? [];
   return { parts: [header], sameVerdictsKey: [input.clientIp, input.helo, input.mailFrom, ...from].join('\n') };
@@ -113,7 +117,10 @@ const VIRUS_NOT_SCANNED = 'DISABLED';
  */
 export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamScanner) {
   const resolver = cachedResolver(resolve);
-  const recentUnsigned = new Map<string, { expires: number; verdicts: Promise<AuthenticationVerdicts> }>();
+  const recentUnsigned = recentPromises<AuthenticationVerdicts>(
+    UNSIGNED_REUSE_MS,
+    (outcome) => outcome.status === 'fulfilled' && !Object.values(outcome.value).includes('TEMPERROR'),
+  );
   return async function checkVerdicts(input: VerdictInput): Promise<Verdicts> {
     const [authentication, spam] = await Promise.all([
       authenticationVerdicts(input),
@@ -124,24 +131,13 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
 
   /**
    * A burst of unsigned mail from one sender (same client, envelope and From fields) is authenticated once every
-   * UNSIGNED_REUSE_MS: mailauth's SPF and DMARC work took about a quarter of the analysis thread's CPU for such
-   * messages, and would give the same verdicts again. A temporary error is not reused.
+   * UNSIGNED_REUSE_MS: for the bench's unsigned 10 KB messages, mailauth's SPF and DMARC work was about half of the
+   * analysis thread's CPU, and would give the same verdicts again. A temporary error is not reused.
    */
   function authenticationVerdicts(input: VerdictInput): Promise<AuthenticationVerdicts> {
-    const { parts, sameVerdictsKey } = judged(input.chunks, input);
+    const { parts, sameVerdictsKey } = judged(input);
     if (sameVerdictsKey === null) return authenticated(parts, input);
-    const now = Date.now();
-    const recent = recentUnsigned.get(sameVerdictsKey);
-    if (recent && recent.expires > now) return recent.verdicts;
-    if (recentUnsigned.size >= CACHE_MAX_ENTRIES) recentUnsigned.clear();
-    const entry = { expires: now + UNSIGNED_REUSE_MS, verdicts: authenticated(parts, input) };
-    recentUnsigned.set(sameVerdictsKey, entry);
-    void entry.verdicts.then((verdicts) => {
-      if (verdicts.authResults === null || Object.values(verdicts).includes('TEMPERROR')) {
-        if (recentUnsigned.get(sameVerdictsKey) === entry) recentUnsigned.delete(sameVerdictsKey);
-      }
-    });
-    return entry.verdicts;
+    return recentUnsigned(sameVerdictsKey, () => authenticated(parts, input));
   }
 
   async function authenticated(parts: readonly Buffer[], input: VerdictInput): Promise<AuthenticationVerdicts> {
@@ -175,28 +171,39 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
   }
 }
 
-type AuthenticationVerdicts = Omit<Verdicts, 'spam' | 'virus'>;
-
 /** How long the verdicts of an unsigned message serve the next ones that depend on the same (see judged). */
 const UNSIGNED_REUSE_MS = 5_000;
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 10_000;
 const CACHEABLE_ERRORS = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
 
+/**
+ * Promises by key, each handed out again for `ttlMs` (so callers in the meantime share one computation), unless its
+ * outcome is not worth `keep`ing; past CACHE_MAX_ENTRIES keys it starts afresh.
+ */
+function recentPromises<T>(ttlMs: number, keep: (outcome: PromiseSettledResult<T>) => boolean) {
+  const entries = new Map<string, { expires: number; promise: Promise<T> }>();
+  return (key: string, compute: () => Promise<T>): Promise<T> => {
+    const now = Date.now();
+    const hit = entries.get(key);
+    if (hit && hit.expires > now) return hit.promise;
+    if (entries.size >= CACHE_MAX_ENTRIES) entries.clear();
+    const entry = { expires: now + ttlMs, promise: compute() };
+    entries.set(key, entry);
+    void Promise.allSettled([entry.promise]).then(([outcome]) => {
+      if (!keep(outcome!) && entries.get(key) === entry) entries.delete(key);
+    });
+    return entry.promise;
+  };
+}
+
 /** Caches answers and "no such record" for a minute; timeouts and server failures are never cached. */
 export function cachedResolver(resolve: RawResolver): RawResolver {
-  const cache = new Map<string, { expires: number; answer: Promise<unknown> }>();
-  return (name, rrtype) => {
-    const key = `${rrtype} ${name.toLowerCase()}`;
-    const now = Date.now();
-    const hit = cache.get(key);
-    if (hit && hit.expires > now) return hit.answer;
-    if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-    const answer = resolve(name, rrtype);
-    cache.set(key, { expires: now + CACHE_TTL_MS, answer });
-    answer.catch((error: NodeJS.ErrnoException) => {
-      if (!CACHEABLE_ERRORS.has(error.code ?? '')) cache.delete(key);
-    });
-    return answer;
-  };
+  const recent = recentPromises<unknown>(
+    CACHE_TTL_MS,
+    (outcome) =>
+      outcome.status === 'fulfilled' ||
+      CACHEABLE_ERRORS.has((outcome.reason as NodeJS.ErrnoException | undefined)?.code ?? ''),
+  );
+  return (name, rrtype) => recent(`${rrtype} ${name.toLowerCase()}`, () => resolve(name, rrtype));
 }
