@@ -1,9 +1,10 @@
 import { workerData } from 'node:worker_threads';
 import type { SpamdConfig } from '../config/index.ts';
 import { createDnsLookup } from '../dns/index.ts';
+import { type Analysis, contentSha256 } from './analysis.ts';
 import { type ParsedMessage, parseMessage } from './message-parser.ts';
 import { createSpamScanner } from './spamd.ts';
-import { createVerdictChecker, type Verdicts } from './verdicts.ts';
+import { createVerdictChecker } from './verdicts.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface AnalysisRequest {
@@ -16,11 +17,6 @@ export interface AnalysisRequest {
   mailFrom: string;
 }
 
-export interface Analysis {
-  parsed: ParsedMessage;
-  verdicts: Verdicts;
-}
-
 export interface AnalysisWorkerData {
   dnsServers: string[];
   mxHost: string;
@@ -29,7 +25,7 @@ export interface AnalysisWorkerData {
 
 /**
  * Parsing and verdicts (authentication, and spam when spamd is configured), off the event loop that serves SMTP and
- * HTTP. Receives the message in SharedArrayBuffers (no copy), answers with the parsed fields and the verdicts.
+ * HTTP. Receives the message in SharedArrayBuffers (no copy), answers with its Analysis.
  */
 const { dnsServers, mxHost, spamd } = workerData as AnalysisWorkerData;
 const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw, spamd && createSpamScanner(spamd));
@@ -64,5 +60,5 @@ serveRequests<AnalysisRequest, Analysis>(async (request) => {
       mta: mxHost,
     }),
   ]);
-  return { parsed, verdicts };
+  return { parsed, verdicts, contentSha256: contentSha256(chunks) };
 });

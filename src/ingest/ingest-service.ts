@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { BlobStore } from '../blobs/index.ts';
 import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
-import type { Analysis, AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
+import { type Analysis, contentSha256 } from './analysis.ts';
+import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, WrittenEmail } from './email-writer.ts';
 import { isCommitOutcomeUnknown } from './group-committer.ts';
 import { parseMessage } from './message-parser.ts';
@@ -105,7 +105,7 @@ export function createIngestService(deps: IngestDependencies) {
       parseMessage(message.raw),
       checkVerdicts({ chunks: message.raw, receivedHeader: trace, ...request, mta: deps.mxHost }),
     ]);
-    return { parsed, verdicts };
+    return { parsed, verdicts, contentSha256: contentSha256(message.raw) };
   }
   const listeners = new Set<CommittedListener>();
 
@@ -146,9 +146,6 @@ export function createIngestService(deps: IngestDependencies) {
       recipients: message.recipients.map((route) => route.recipient),
       at: message.receivedAt,
     });
-    const hash = createHash('sha256');
-    for (const chunk of message.raw) hash.update(chunk);
-    const contentSha256 = hash.digest('hex');
 
     // Both are waited for even when one fails, so that the blob of a message refused here is deleted at once, not left
     // (referenced by nothing) until the next start's recovery.
@@ -162,19 +159,16 @@ export function createIngestService(deps: IngestDependencies) {
       await discardBlob(blobKey);
       throw analysis.reason;
     }
-    const { parsed, verdicts } = analysis.value;
     const prepared: PreparedMessage = {
       queueId,
       blobKey,
       rawSize,
-      contentSha256,
       mailFrom: message.mailFrom,
       helo: message.helo,
       clientIp: message.clientIp,
       recipients: message.recipients,
-      parsed,
-      verdicts,
       receivedAt: message.receivedAt,
+      ...analysis.value,
     };
 
     let emails: WrittenEmail[];
