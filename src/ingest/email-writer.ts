@@ -10,7 +10,7 @@ import {
 } from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { ParsedMessage } from './message-parser.ts';
-import { placeInThread } from './threading.ts';
+import { placeInThread, threadingMessageIds } from './threading.ts';
 import type { Verdicts } from './verdicts.ts';
 
 export type AcceptedRoute = Extract<RouteDecision, { accepted: true }>;
@@ -45,32 +45,45 @@ export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-/** What findDuplicate compares a stored copy by. */
-const COPY_COLUMNS = ['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'] as const;
 /**
- * Each query leaves the planner one index to take: with a Message-ID the account's Message-ID index, which finds the
- * few stored copies of that message; without one, the index of emails that have none (see migration 0012).
+ * The account's stored emails with any of the given Message-IDs, and their threads: one lookup that serves both the
+ * check for a retried copy (the new email's own Message-ID) and threading (the ones it replies to, and its own). The
+ * account's Message-ID index finds the few of them; without ORDER BY, so that the planner keeps to that index.
  */
-const copiesByMessageId = preparedQuery((db, { accountId, messageId }: { accountId: string; messageId: string }) =>
-  db.selectFrom('emails').select(COPY_COLUMNS).where('account_id', '=', accountId).where('message_id', '=', messageId),
+const storedByMessageId = preparedQuery((db, { accountId, messageIds }: { accountId: string; messageIds: string[] }) =>
+  db
+    .selectFrom('emails')
+    .leftJoin('threads', 'threads.id', 'emails.thread_id')
+    .select([
+      'emails.id',
+      'emails.account_id',
+      'emails.recipient',
+      'emails.raw_sha256',
+      'emails.received_at',
+      'emails.message_id',
+      'emails.thread_id',
+      'threads.message_count',
+    ])
+    .where('emails.account_id', '=', accountId)
+    .where('emails.message_id', 'in', messageIds),
 );
+/** Without a Message-ID a retried copy can only be found by recipient and content (see migration 0012). */
 const copiesWithoutMessageId = preparedQuery((db, { recipient, sha256 }: { recipient: string; sha256: string }) =>
   db
     .selectFrom('emails')
-    .select(COPY_COLUMNS)
+    .select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'])
     .where('message_id', 'is', null)
     .where('recipient', '=', recipient)
     .where('raw_sha256', '=', sha256),
 );
 
-async function findDuplicate(trx: Transaction<Database>, message: PreparedMessage, route: AcceptedRoute) {
+type StoredCopy = Pick<EmailsTable, 'id' | 'account_id' | 'recipient' | 'raw_sha256' | 'received_at'>;
+
+/** A copy of `message` already stored for `route` within the dedupe window, among `candidates`. */
+function retriedCopy(candidates: readonly StoredCopy[], message: PreparedMessage, route: AcceptedRoute) {
   const since = new Date(message.receivedAt.getTime() - DEDUPE_WINDOW_MS).toISOString();
-  const { messageId } = message.parsed;
-  const copies = messageId
-    ? await copiesByMessageId(trx, { accountId: route.accountId, messageId })
-    : await copiesWithoutMessageId(trx, { recipient: route.recipient, sha256: message.contentSha256 });
   // A copy stored for another account (the domain has moved since) is that account's, not a retry of this mail.
-  return copies.find(
+  return candidates.find(
     (copy) =>
       copy.account_id === route.accountId &&
       copy.recipient === route.recipient &&
@@ -187,8 +200,21 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
   // Built at the first row that needs one: a message whose every copy was stored before needs none.
   let searchVector: ((row: EmailsTable) => string) | undefined;
   const written: WrittenEmail[] = [];
+  const { messageId } = message.parsed;
+  const threadingIds = threadingMessageIds(message.parsed);
   for (const route of message.recipients) {
-    const duplicate = await findDuplicate(trx, message, route);
+    // Read per recipient: an earlier recipient's row, stored just now in this transaction, is one of them.
+    const known =
+      threadingIds.length === 0
+        ? []
+        : await storedByMessageId(trx, { accountId: route.accountId, messageIds: threadingIds });
+    const duplicate = retriedCopy(
+      messageId
+        ? known.filter((stored) => stored.message_id === messageId)
+        : await copiesWithoutMessageId(trx, { recipient: route.recipient, sha256: message.contentSha256 }),
+      message,
+      route,
+    );
     if (duplicate) {
       written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveryIds: [] });
       continue;
@@ -197,14 +223,8 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     const row = emailRow(message, route, id, now);
     const thread = await placeInThread(
       trx,
-      {
-        id,
-        accountId: route.accountId,
-        messageId: message.parsed.messageId,
-        inReplyTo: message.parsed.inReplyTo,
-        references: message.parsed.references,
-        subject: message.parsed.subject,
-      },
+      { id, accountId: route.accountId, messageId, subject: message.parsed.subject },
+      known,
       row.received_at,
     );
     row.thread_id = thread.threadId;

@@ -14,16 +14,6 @@ export function normalizeSubject(subject: string | null): string {
   return (subject ?? '').replace(REPLY_PREFIX, '').trim().toLowerCase();
 }
 
-/** Without ORDER BY so the planner uses the (account_id, message_id) index; the few matches are sorted by the caller. */
-const threadsOf = preparedQuery((db, { accountId, messageIds }: { accountId: string; messageIds: string[] }) =>
-  db
-    .selectFrom('emails')
-    .innerJoin('threads', 'threads.id', 'emails.thread_id')
-    .select(['threads.id', 'threads.message_count', 'emails.received_at'])
-    .where('emails.account_id', '=', accountId)
-    .where('emails.message_id', 'in', messageIds),
-);
-
 const addToThread = preparedQuery((db, { id, position, now }: { id: string; position: number; now: string }) =>
   db
     .updateTable('threads')
@@ -31,31 +21,46 @@ const addToThread = preparedQuery((db, { id, position, now }: { id: string; posi
     .where('id', '=', id),
 );
 
+/** A stored email of the account that the new email names (or that has its Message-ID), with its thread. */
+export interface KnownMessage {
+  thread_id: string | null;
+  /** The thread's message count; null when the thread is gone. */
+  message_count: number | null;
+  received_at: string;
+}
+
+type Threaded = KnownMessage & { thread_id: string; message_count: number };
+
+/** The Message-IDs whose stored emails place a new email in a thread: those it replies to, and its own. */
+export function threadingMessageIds(email: {
+  messageId: string | null;
+  inReplyTo: string | null;
+  references: string[];
+}): string[] {
+  const related = [...new Set([...(email.inReplyTo ? [email.inReplyTo] : []), ...email.references])].slice(-100);
+  if (email.messageId) related.push(email.messageId);
+  return related;
+}
+
 /**
  * Puts one stored email into a thread of its account, from headers only (RFC 5322): a message that names an already
  * threaded message in In-Reply-To or References joins that thread; any other starts a new one rooted at its own
- * Message-ID (or the email id when it has none). Runs inside the ingest transaction.
+ * Message-ID (or the email id when it has none). `known` are the account's stored emails with the Message-IDs of
+ * threadingMessageIds, which the caller has read for its own checks too. Runs inside the ingest transaction.
  */
 export async function placeInThread(
   trx: Transaction<Database>,
-  email: {
-    id: string;
-    accountId: string;
-    messageId: string | null;
-    inReplyTo: string | null;
-    references: string[];
-    subject: string | null;
-  },
+  email: { id: string; accountId: string; messageId: string | null; subject: string | null },
+  known: readonly KnownMessage[],
   now: string,
 ): Promise<ThreadPlacement> {
-  const related = [...new Set([...(email.inReplyTo ? [email.inReplyTo] : []), ...email.references])].slice(-100);
-  if (email.messageId) related.push(email.messageId);
-  const matches = related.length === 0 ? [] : await threadsOf(trx, { accountId: email.accountId, messageIds: related });
-  const existing = matches.sort((a, b) => b.received_at.localeCompare(a.received_at))[0];
+  const existing = known
+    .filter((message): message is Threaded => message.thread_id !== null && message.message_count !== null)
+    .sort((a, b) => b.received_at.localeCompare(a.received_at))[0];
   if (existing) {
     const position = existing.message_count + 1;
-    await addToThread(trx, { id: existing.id, position, now });
-    return { threadId: existing.id, position };
+    await addToThread(trx, { id: existing.thread_id, position, now });
+    return { threadId: existing.thread_id, position };
   }
   const threadId = newId('thr');
   await insertRow(trx, 'threads', {
