@@ -119,7 +119,10 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
   const resolver = cachedResolver(resolve);
   const recentUnsigned = recentPromises<AuthenticationVerdicts>(
     UNSIGNED_REUSE_MS,
-    (outcome) => outcome.status === 'fulfilled' && !Object.values(outcome.value).includes('TEMPERROR'),
+    (outcome) =>
+      outcome.status === 'fulfilled' &&
+      outcome.value.authResults !== null &&
+      !Object.values(outcome.value).includes('TEMPERROR'),
   );
   return async function checkVerdicts(input: VerdictInput): Promise<Verdicts> {
     const [authentication, spam] = await Promise.all([
@@ -132,7 +135,8 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
   /**
    * A burst of unsigned mail from one sender (same client, envelope and From fields) is authenticated once every
    * UNSIGNED_REUSE_MS: for the bench's unsigned 10 KB messages, mailauth's SPF and DMARC work was about half of the
-   * analysis thread's CPU, and would give the same verdicts again. A temporary error is not reused.
+   * analysis thread's CPU, and would give the same verdicts again. A temporary error, or a result without
+   * Authentication-Results, is not reused.
    */
   function authenticationVerdicts(input: VerdictInput): Promise<AuthenticationVerdicts> {
     const { parts, sameVerdictsKey } = judged(input);
