@@ -52,8 +52,9 @@ const WEIGHTS = 'ABCD';
  * thousands of positions, and a number per position costs its vector a fraction of what a pair would.
  */
 type Position = number;
+const encode = (at: number, weight: number): Position => at * 4 + weight;
 const position = (encoded: Position) => encoded >> 2;
-const withPosition = (encoded: Position, at: number): Position => at * 4 + (encoded & 3);
+const weightIndex = (encoded: Position) => encoded & 3;
 
 /** Word to its positions, in increasing order. */
 type Vector = Map<string, Position[]>;
@@ -63,7 +64,7 @@ type Vector = Map<string, Position[]>;
  * at the last position, at most one fewer than POSITIONS_PER_WORD positions a word, and none after the last position.
  */
 function fieldVector(text: string, weight: 'A' | 'B' | 'C' | 'D'): Vector {
-  const weightIndex = WEIGHTS.indexOf(weight);
+  const fieldWeight = WEIGHTS.indexOf(weight);
   const vector: Vector = new Map();
   let at = 0;
   for (const word of searchWords(text)) {
@@ -71,12 +72,12 @@ function fieldVector(text: string, weight: 'A' | 'B' | 'C' | 'D'): Vector {
     at = Math.min(at + 1, LAST_POSITION);
     const positions = vector.get(word);
     if (!positions) {
-      vector.set(word, [at * 4 + weightIndex]);
+      vector.set(word, [encode(at, fieldWeight)]);
       continue;
     }
     const last = position(positions[positions.length - 1]!);
     if (positions.length < POSITIONS_PER_WORD - 1 && last !== LAST_POSITION && last !== at) {
-      positions.push(at * 4 + weightIndex);
+      positions.push(encode(at, fieldWeight));
     }
   }
   return vector;
@@ -96,7 +97,7 @@ function concat(left: Vector, right: Vector): Vector {
     const merged = joined.get(word)?.slice() ?? [];
     for (const encoded of positions) {
       if (merged.length >= POSITIONS_PER_WORD || position(merged[merged.length - 1] ?? 0) === LAST_POSITION) break;
-      merged.push(withPosition(encoded, Math.min(position(encoded) + offset, LAST_POSITION)));
+      merged.push(encode(Math.min(position(encoded) + offset, LAST_POSITION), weightIndex(encoded)));
     }
     joined.set(word, merged);
   }
@@ -110,7 +111,7 @@ function vectorText(vector: Vector): string {
     text += `${text ? ' ' : ''}'${word}':`;
     for (let i = 0; i < positions.length; i++) {
       const encoded = positions[i]!;
-      text += `${i ? ',' : ''}${position(encoded)}${WEIGHTS[encoded & 3]}`;
+      text += `${i ? ',' : ''}${position(encoded)}${WEIGHTS[weightIndex(encoded)]}`;
     }
   }
   return text;

@@ -9,26 +9,21 @@ import {
   preparedQuery,
 } from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
-import type { ParsedMessage } from './message-parser.ts';
+import type { Analysis } from './analysis.ts';
 import { placeInThread, threadingMessageIds } from './threading.ts';
-import type { Verdicts } from './verdicts.ts';
 
 export type AcceptedRoute = Extract<RouteDecision, { accepted: true }>;
 
-/** Everything ingest knows about one message before the transaction that stores it. */
-export interface PreparedMessage {
+/** Everything ingest knows about one message before the transaction that stores it: its envelope and its analysis. */
+export interface PreparedMessage extends Analysis {
   queueId: string;
   blobKey: string;
   /** Size of the stored blob (with our trace header). */
   rawSize: number;
-  /** SHA-256 of the message as the client sent it, before our trace header: the same for a retried copy. */
-  contentSha256: string;
   mailFrom: string | null;
   helo: string | null;
   clientIp: string | null;
   recipients: AcceptedRoute[];
-  parsed: ParsedMessage;
-  verdicts: Verdicts;
   receivedAt: Date;
 }
 
@@ -45,6 +40,10 @@ export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
 
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
+/** What retriedCopy compares a stored copy by. */
+const COPY_COLUMNS = ['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'] as const;
+type StoredCopy = Pick<EmailsTable, (typeof COPY_COLUMNS)[number]>;
+
 /**
  * The account's stored emails with any of the given Message-IDs, and their threads: one lookup that serves both the
  * check for a retried copy (the new email's own Message-ID) and threading (the ones it replies to, and its own). The
@@ -55,11 +54,7 @@ const storedByMessageId = preparedQuery((db, { accountId, messageIds }: { accoun
     .selectFrom('emails')
     .leftJoin('threads', 'threads.id', 'emails.thread_id')
     .select([
-      'emails.id',
-      'emails.account_id',
-      'emails.recipient',
-      'emails.raw_sha256',
-      'emails.received_at',
+      ...COPY_COLUMNS.map((column) => `emails.${column}` as const),
       'emails.message_id',
       'emails.thread_id',
       'threads.message_count',
@@ -71,13 +66,11 @@ const storedByMessageId = preparedQuery((db, { accountId, messageIds }: { accoun
 const copiesWithoutMessageId = preparedQuery((db, { recipient, sha256 }: { recipient: string; sha256: string }) =>
   db
     .selectFrom('emails')
-    .select(['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'])
+    .select(COPY_COLUMNS)
     .where('message_id', 'is', null)
     .where('recipient', '=', recipient)
     .where('raw_sha256', '=', sha256),
 );
-
-type StoredCopy = Pick<EmailsTable, 'id' | 'account_id' | 'recipient' | 'raw_sha256' | 'received_at'>;
 
 /** A copy of `message` already stored for `route` within the dedupe window, among `candidates`. */
 function retriedCopy(candidates: readonly StoredCopy[], message: PreparedMessage, route: AcceptedRoute) {
