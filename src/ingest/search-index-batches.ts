@@ -14,6 +14,13 @@ const BATCH_DELAY_MS = 100;
 /**
  * Indexes the emails ingest stored, a batch at a time (see search-index.ts for why), in the writer's own group
  * commits: a batch shares the next transaction with whatever messages are queued for it.
+ *
+ * While a batch runs, the writer commits nothing, and every message in flight waits for it: at 10 connections these
+ * pauses (6-12 ms each on a slow 2-core guest, one every 64 messages) are where the slowest 1% of messages come from.
+ * With indexing switched off, p99 at 10 connections was lower in 6 of 6 interleaved pairs (19-26 against 24-39 ms).
+ * Indexing 16 emails at a time whenever the writer was idle did not lower it (8 pairs), and cost the writer about 10%
+ * more CPU: small batches cost more per email, and a message still arrives during most of them. Only an index the
+ * writer does not have to lock (a database file of its own, built by another thread) would take these pauses away.
  */
 export class SearchIndexBatches {
   readonly #committer: GroupCommitter;
