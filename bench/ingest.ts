@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { WAL_CHECKPOINT_THREAD_NAME } from '../src/db/index.ts';
+import { SEARCH_INDEXER_THREAD_NAME, WAL_CHECKPOINT_THREAD_NAME } from '../src/db/index.ts';
 import { INGEST_THREAD_NAMES } from '../src/ingest/index.ts';
 import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
@@ -46,14 +46,15 @@ export interface MeasuredLevel extends LoadResult {
 
 /**
  * Which of the server's threads a thread is, by its operating-system name: the event loop, ingest's analysis
- * worker(s) and writer, the SQLite WAL checkpointer, V8's platform threads (mostly garbage collection), libuv's pool
- * (file I/O), and the rest.
+ * worker(s) and writer, SQLite's WAL checkpointer and search indexer, V8's platform threads (mostly garbage
+ * collection), libuv's pool (file I/O), and the rest.
  */
 const THREAD_GROUPS = {
   main: (name: string) => name === 'node-MainThread',
   analysis: (name: string) => name === INGEST_THREAD_NAMES.analysis,
   writer: (name: string) => name === INGEST_THREAD_NAMES.writer,
   checkpoint: (name: string) => name === WAL_CHECKPOINT_THREAD_NAME,
+  search: (name: string) => name === SEARCH_INDEXER_THREAD_NAME,
   v8: (name: string) => name.startsWith('node-V8'),
   libuv: (name: string) => name.startsWith('libuv'),
 } as const;
@@ -114,6 +115,7 @@ function threadCpuMs(pid: number): Record<ThreadGroup, number> {
     analysis: 0,
     writer: 0,
     checkpoint: 0,
+    search: 0,
     v8: 0,
     libuv: 0,
     other: 0,

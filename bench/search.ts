@@ -230,8 +230,14 @@ async function time(name: string, run: () => Promise<Answer>): Promise<QueryTimi
 async function databaseMegabytes(app: App, dataDir: string): Promise<number> {
   if (app.database.kind === 'sqlite') {
     let bytes = 0;
-    for (const suffix of ['', '-wal']) {
-      bytes += await stat(join(dataDir, `mailroom.sqlite${suffix}`)).then(
+    // The main database and the search database (see src/db/search-index.ts), each with its WAL.
+    for (const file of [
+      'mailroom.sqlite',
+      'mailroom.sqlite-wal',
+      'mailroom-search.sqlite',
+      'mailroom-search.sqlite-wal',
+    ]) {
+      bytes += await stat(join(dataDir, file)).then(
         (s) => s.size,
         () => 0,
       );
@@ -363,7 +369,7 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
         await sql`vacuum analyze emails`.execute(db);
         await sql`checkpoint`.execute(db);
       } else {
-        // Ingest's writer would have indexed the emails as they arrived (see src/db/search-index.ts).
+        // The search indexer would have indexed the emails as they arrived (see src/db/search-index.ts).
         await catchUpSearchIndex(db);
         await sql`pragma optimize`.execute(db);
       }

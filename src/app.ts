@@ -5,7 +5,13 @@ import { EmailAddressesService } from './addresses/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
-import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
+import {
+  type DatabaseHandle,
+  migrateToLatest,
+  openDatabase,
+  startSearchIndexer,
+  startWalCheckpointer,
+} from './db/index.ts';
 import { createDeliverySystem, type DeliverySystem } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
@@ -58,9 +64,11 @@ export interface AppOptions {
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
-  const database = await openDatabase(config.database);
+  // The event loop's connection searches, so on SQLite it has the search database attached.
+  const database = await openDatabase(config.database, { search: true });
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
+  const searchIndexer = config.database.kind === 'sqlite' ? startSearchIndexer(config.database, logger) : undefined;
   const { db } = database;
   const blobs = await openBlobStore(config.blobs);
 
@@ -193,6 +201,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       const settled = await ingest.drain();
       await delivery.stop();
       await http.close();
+      await searchIndexer?.stop();
       await checkpointer?.stop();
       await database.close();
       await blobs.close();

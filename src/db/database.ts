@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/index.ts';
 import type { Database } from './schema.ts';
+import { attachSearchDatabase } from './search-index.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 
 export type Db = Kysely<Database>;
@@ -17,8 +18,13 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHandle> {
-  const dialect = config.kind === 'sqlite' ? openSqlite(config) : await openPostgres(config);
+export interface OpenOptions {
+  /** SQLite: attach the search database (see search-index.ts), for a connection that searches or indexes. */
+  search?: boolean;
+}
+
+export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<DatabaseHandle> {
+  const dialect = config.kind === 'sqlite' ? openSqlite(config, options) : await openPostgres(config);
   const db = new Kysely<Database>({ dialect });
   return {
     db,
@@ -30,7 +36,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<DatabaseHand
   };
 }
 
-function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>) {
+function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>, options: OpenOptions) {
   mkdirSync(dirname(config.file), { recursive: true });
   const database = new DatabaseSync(config.file, { timeout: 5000 });
   database.exec('PRAGMA journal_mode = WAL');
@@ -45,6 +51,7 @@ function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>) {
   // connection checkpoints in its own commit only once the WAL passes 32 MiB (8,192 pages of 4 KiB), which bounds
   // the WAL's size, and does all of it where no checkpointer runs (the CLI).
   database.exec('PRAGMA wal_autocheckpoint = 8192');
+  if (options.search) attachSearchDatabase(database, config.file, config.synchronous);
   return createSqliteDialect(database);
 }
 

@@ -5,6 +5,7 @@ export { fromJson } from './json.ts';
 export { migrateToLatest } from './migrate.ts';
 export { preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
-export { catchUpSearchIndex, indexPendingEmails } from './search-index.ts';
+export { catchUpSearchIndex, indexQueuedEmails, searchDatabaseFile } from './search-index.ts';
+export { SEARCH_INDEXER_THREAD_NAME, startSearchIndexer } from './search-indexer.ts';
 export { fitsPostgresIndex, postgresSearchVectors, type SharedSearchFields, searchWords } from './search-words.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

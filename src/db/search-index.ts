@@ -1,48 +1,137 @@
+import type { DatabaseSync } from 'node:sqlite';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.ts';
 import { SEARCH_BODY_CHARS } from './search-words.ts';
 
 /**
- * SQLite's search index (FTS5, see migrations 0005 and 0013) takes new emails in batches: storing an email queues
- * it, and `indexPendingEmails` indexes every queued email at once. Ingest's writer calls it every so many emails or
- * milliseconds, and a search calls it first, so a search finds every email stored before it began.
+ * SQLite's search index (FTS5) lives in a database file of its own, next to the main one, attached to the
+ * connections that search or index as `search`. The main file queues the rowid of every email stored, changed or
+ * deleted (migration 0016); `indexQueuedEmails` brings those rowids' index entries in line with the rows, a slice of
+ * the queue at a time. The search indexer's thread runs it as the queue fills (see search-indexer.ts), and a search
+ * runs it first (`catchUpSearchIndex`), so a search finds every email stored before it began.
  *
- * Why batches: the insert trigger that indexed each email in the commit that stored it made storing an email cost
- * about a quarter more. In a micro-benchmark of ingest's writer (10 KB messages, on a 2-core guest) its CPU per
- * message was 0.160-0.173 ms against 0.203-0.209 with the trigger at 15 messages a commit, and 0.214 against 0.274
- * at 4. The batches also spare FTS5 a small segment per commit to write and merge.
+ * Why a file of its own: SQLite lets one connection write a database file at a time, and FTS5 takes 100-200 µs to
+ * index a 10 KB email (a micro-benchmark on a 2-core guest). In the main file, each batch indexed held up ingest's
+ * commits, and every message in flight waited for it: at 10 connections those pauses were the slowest 1% of
+ * messages. Here the indexer writes only the search file, and takes the main file's lock only to trim the queue.
  *
- * The fields are those of migration 0005, which indexed the emails stored before the queue existed. The body is cut
- * to its first 20,000 characters as there, but `substr` counts characters through the whole of it, a twentieth of the
- * writer's CPU for 10 KB bodies; a body of at most 20,000 bytes cannot be longer, and its byte length is known
- * without reading it, so only longer ones are counted.
+ * Crash safety: the search file records the last queue entry it applied, in the transaction that applies it, and the
+ * queue is trimmed only up to what is recorded there. A search file without that record (new, or deleted while
+ * Mailroom was stopped) is built again from every email. Applying an entry deletes the rowid's index entry before
+ * inserting the row's current one, so an entry applied twice changes nothing.
+ *
+ * The fields are those of migration 0005. The body is cut to its first 20,000 characters as there, but `substr`
+ * counts characters through the whole of it, a twentieth of the indexer's CPU for 10 KB bodies; a body of at most
+ * 20,000 bytes cannot be longer, and its byte length is known without reading it, so only longer ones are counted.
  */
+
+/** Queue entries applied in one transaction of the search file. */
+const SLICE_ENTRIES = 256;
+/** `applied_seq` of a search file that must first be built from every email. */
+const NOT_BUILT = -1;
+
+/** The search database's file: `mailroom.sqlite` has `mailroom-search.sqlite`. */
+export function searchDatabaseFile(file: string): string {
+  return file.endsWith('.sqlite') ? `${file.slice(0, -'.sqlite'.length)}-search.sqlite` : `${file}-search`;
+}
+
+/**
+ * Attaches the search database to `database` as `search`, creating its tables if it has none. Only connections
+ * that search or index attach it: a write transaction (BEGIN IMMEDIATE) takes the write lock of every database its
+ * connection has attached, so ingest's writer, which has no need of the index, must not.
+ */
+export function attachSearchDatabase(database: DatabaseSync, file: string, synchronous: string): void {
+  database.prepare('ATTACH DATABASE ? AS search').run(searchDatabaseFile(file));
+  database.exec('PRAGMA search.journal_mode = WAL');
+  // The queue is trimmed up to what the search file records, so that record must be as durable as the trim.
+  database.exec(`PRAGMA search.synchronous = ${synchronous}`);
+  database.exec('PRAGMA search.cache_size = -16384');
+  database.exec(`
+    CREATE VIRTUAL TABLE IF NOT EXISTS search.emails_fts USING fts5(subject, sender, recipients, body,
+      content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0');
+    CREATE TABLE IF NOT EXISTS search.search_progress (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      applied_seq INTEGER NOT NULL);
+    INSERT OR IGNORE INTO search.search_progress (id, applied_seq) VALUES (1, ${NOT_BUILT});`);
+}
 
 const jsonText = (column: string) =>
   `coalesce(CASE WHEN json_valid(e.${column}) THEN json_extract(e.${column}, '$.text') END, '')`;
 
-const INDEX_QUEUED = sql.raw(`
-  INSERT INTO emails_fts (rowid, subject, sender, recipients, body)
+const INDEX_ROWS = sql.raw(`
+  INSERT INTO search.emails_fts (rowid, subject, sender, recipients, body)
   SELECT e.rowid,
     coalesce(e.subject, ''),
     coalesce(e.from_name, '') || ' ' || coalesce(e.from_address, ''),
     e.recipient || ' ' || ${jsonText('to_json')} || ' ' || ${jsonText('cc_json')} || ' ' || ${jsonText('bcc_json')},
     coalesce(CASE WHEN octet_length(e.text_body) > ${SEARCH_BODY_CHARS} THEN substr(e.text_body, 1, ${SEARCH_BODY_CHARS}) ELSE e.text_body END, '')
-  FROM emails_search_pending AS p JOIN emails AS e ON e.rowid = p.email_rowid`);
+  FROM main.emails AS e WHERE e.rowid IN`);
 
-/** Indexes every queued email; run it inside a write transaction (it reads the queue, then empties it). */
-export async function indexPendingEmails(trx: Kysely<Database>): Promise<void> {
-  await INDEX_QUEUED.execute(trx);
-  await sql`DELETE FROM emails_search_pending`.execute(trx);
+async function appliedSeq(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ seq: number }>`SELECT applied_seq AS seq FROM search.search_progress`.execute(db);
+  return rows[0]!.seq;
 }
 
 /**
- * Indexes the queued emails, if any, in a transaction of its own: a search runs it first, so that it finds every
- * email stored before it began. Only a read when nothing is queued.
+ * Applies the next slice of the queue to the index; resolves to whether there was one. A search file not built yet
+ * first has every email queued.
  */
-export async function catchUpSearchIndex(db: Kysely<Database>): Promise<void> {
-  const { rows } = await sql<{ queued: number }>`SELECT EXISTS (SELECT 1 FROM emails_search_pending) AS queued`.execute(
+export async function indexQueuedEmails(db: Kysely<Database>): Promise<boolean> {
+  let from = await appliedSeq(db);
+  if (from === NOT_BUILT) {
+    // In two transactions, main file first: if the second is lost, the emails are queued twice, which is harmless.
+    await sql`INSERT INTO main.emails_search_queue (email_rowid) SELECT rowid FROM main.emails`.execute(db);
+    await sql`UPDATE search.search_progress SET applied_seq = 0 WHERE applied_seq = ${NOT_BUILT}`.execute(db);
+    from = 0;
+  }
+  // Read first without a lock: most calls find nothing queued, and a write transaction would cost a sync.
+  if ((await lastQueuedSeq(db)) <= from) return false;
+  const applied = await db.connection().execute(async (connection) => {
+    // A deferred transaction whose first statement writes the search file locks only that file: the main file is
+    // only read, from a snapshot, while ingest goes on committing.
+    await sql`BEGIN DEFERRED`.execute(connection);
+    try {
+      await sql`UPDATE search.search_progress SET applied_seq = applied_seq`.execute(connection);
+      const start = await appliedSeq(connection);
+      const { rows } = await sql<{ last: number | null }>`
+        SELECT max(seq) AS last FROM (
+          SELECT seq FROM main.emails_search_queue WHERE seq > ${start} ORDER BY seq LIMIT ${SLICE_ENTRIES})`.execute(
+        connection,
+      );
+      const end = rows[0]?.last ?? null;
+      if (end !== null) {
+        const rowids = sql`(SELECT email_rowid FROM main.emails_search_queue WHERE seq > ${start} AND seq <= ${end})`;
+        await sql`DELETE FROM search.emails_fts WHERE rowid IN ${rowids}`.execute(connection);
+        await sql`${INDEX_ROWS} ${rowids}`.execute(connection);
+        await sql`UPDATE search.search_progress SET applied_seq = ${end}`.execute(connection);
+      }
+      await sql`COMMIT`.execute(connection);
+      return end;
+    } catch (error) {
+      await sql`ROLLBACK`.execute(connection);
+      throw error;
+    }
+  });
+  if (applied === null) return false;
+  await sql`DELETE FROM main.emails_search_queue WHERE seq <= ${applied}`.execute(db);
+  return true;
+}
+
+async function lastQueuedSeq(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ last: number | null }>`SELECT max(seq) AS last FROM main.emails_search_queue`.execute(
     db,
   );
-  if (rows[0]?.queued === 1) await db.transaction().execute((trx) => indexPendingEmails(trx));
+  return rows[0]?.last ?? 0;
+}
+
+/**
+ * Applies the queue up to its last entry at the time of the call, so that a search that runs next finds every
+ * email stored before. It gives the event loop a turn between slices.
+ */
+export async function catchUpSearchIndex(db: Kysely<Database>): Promise<void> {
+  if (!(await indexQueuedEmails(db))) return;
+  const last = await lastQueuedSeq(db);
+  while ((await appliedSeq(db)) < last && (await indexQueuedEmails(db))) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

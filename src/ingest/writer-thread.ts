@@ -4,7 +4,6 @@ import type { DatabaseConfig } from '../config/index.ts';
 import { openDatabase } from '../db/index.ts';
 import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
 import { GroupCommitter } from './group-committer.ts';
-import { SearchIndexBatches } from './search-index-batches.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface WriteRequest {
@@ -37,32 +36,20 @@ if (database.kind === 'sqlite') {
   // written per message, against 17 and 35 KB (the WAL alone) with the journal in memory, where it is a few pages
   // held while one statement runs. Durability does not depend on it: a commit is durable through the WAL.
   await sql`PRAGMA temp_store = MEMORY`.execute(handle.db);
-  // A commit that touched an FTS5 table has the pager drop every cached page past the database's end, and FTS5 has it
-  // fetch the page at 1 GiB (SQLite's lock-byte page), so until the file passes 1 GiB each commit scans the whole
-  // page cache's hash table. With the 64 MiB cache of other connections that scan was 5% of this thread's time; the
-  // pages the writer touches again (the tails of the indexes and the FTS5 segments) fit in 8 MiB. In a writer
-  // micro-benchmark (8 messages a commit): 0.41-0.43 ms of CPU per message against 0.46-0.50, with random or
-  // sequential Message-IDs.
+  // The pages the writer touches again (the tails of its indexes) fit in 8 MiB. Chosen when the writer still indexed
+  // for search: a commit that touched FTS5 scanned the whole page cache's hash table, and with the 64 MiB cache of
+  // other connections that was 5% of this thread's time (a writer micro-benchmark, 8 messages a commit: 0.41-0.43 ms
+  // of CPU per message against 0.46-0.50). Not measured again since the index moved to a file of its own.
   await sql`PRAGMA cache_size = -8192`.execute(handle.db);
 }
 const committer = new GroupCommitter(handle.db, {
   concurrency: database.kind === 'postgres' ? database.poolSize : 1,
 });
 
-// PostgreSQL's search column is computed with the row; SQLite's search index takes the stored emails in batches.
-const searchIndex = database.kind === 'sqlite' ? new SearchIndexBatches(committer) : undefined;
-// Emails an earlier run stored and did not index yet.
-void searchIndex?.flush();
-
 serveRequests<WriteRequest, WrittenEmail[]>(
-  async ({ message, othersComing }) => {
-    const written = await committer.run((trx) => writeMessage(trx, message), { othersComing });
-    searchIndex?.stored(written.filter((email) => !email.duplicate).length);
-    return written;
-  },
+  ({ message, othersComing }) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
   async () => {
     await committer.idle();
-    await searchIndex?.close();
     await handle.close();
   },
 );
