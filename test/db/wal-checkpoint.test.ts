@@ -45,7 +45,7 @@ test('committed mail reaches the database file while Mailroom runs, long before 
     const sent = await sendMail({
       port: server!.smtpPort,
       to: 'store@checkpoint.test',
-      raw: `From: a@sender.test\r\nTo: store@checkpoint.test\r\nSubject: Page ${i}\r\n\r\n${`${i} `.repeat(bodyBytes / 3)}\r\n`,
+      raw: `From: a@sender.test\r\nTo: store@checkpoint.test\r\nSubject: Page ${i}\r\n\r\n${'word '.repeat(bodyBytes / 5)}\r\n`,
     });
     assert.equal(sent.ok, true, sent.response);
   }
