@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { DatabaseConfig } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
+import { startBackgroundThread } from './background-thread.ts';
 
 type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 
@@ -24,20 +24,20 @@ const POLL_MS = 50;
  * poll; the queue keeps what was not applied.
  */
 export function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Promise<void> } {
-  const worker = new Worker(new URL('./search-indexer-thread.ts', import.meta.url), {
-    name: SEARCH_INDEXER_THREAD_NAME,
-    workerData: { database: config, pollMs: POLL_MS } satisfies SearchIndexerThreadData,
-  });
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  worker.on('message', (message: { error: string }) => logger.warn({ err: message.error }, 'search indexing failed'));
-  worker.on('error', (error) => logger.error({ err: error }, 'search indexer stopped; searches index what they need'));
-  // It never holds the process open: a slice cut off at exit is rolled back, and applied again at the next start.
-  worker.unref();
-  return {
-    async stop() {
-      worker.ref();
-      worker.postMessage('stop');
-      await exited;
-    },
-  };
+  // A slice cut off at exit is rolled back, and applied again at the next start.
+  const thread = startBackgroundThread(
+    new URL('./search-indexer-thread.ts', import.meta.url),
+    SEARCH_INDEXER_THREAD_NAME,
+    {
+      database: config,
+      pollMs: POLL_MS,
+    } satisfies SearchIndexerThreadData,
+  );
+  thread.worker.on('message', (message: { error: string }) =>
+    logger.warn({ err: message.error }, 'search indexing failed'),
+  );
+  thread.worker.on('error', (error) =>
+    logger.error({ err: error }, 'search indexer stopped; searches index what they need'),
+  );
+  return thread;
 }

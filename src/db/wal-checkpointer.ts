@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { DatabaseConfig } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
+import { startBackgroundThread } from './background-thread.ts';
 
 type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 
@@ -35,25 +35,18 @@ const CHECKPOINT_INTERVAL_MS = 150;
  * own (see openDatabase): past it the committing connection copies what is left, usually little, and the WAL restarts.
  */
 export function startWalCheckpointer(config: SqliteConfig, logger: Logger): { stop(): Promise<void> } {
-  const worker = new Worker(new URL('./wal-checkpoint-thread.ts', import.meta.url), {
-    name: WAL_CHECKPOINT_THREAD_NAME,
-    workerData: {
+  // A checkpoint cut off at exit is one SQLite recovers from, as the WAL stays valid.
+  const thread = startBackgroundThread(
+    new URL('./wal-checkpoint-thread.ts', import.meta.url),
+    WAL_CHECKPOINT_THREAD_NAME,
+    {
       file: config.file,
       synchronous: config.synchronous,
       intervalMs: CHECKPOINT_INTERVAL_MS,
     } satisfies WalCheckpointThreadData,
-  });
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  worker.on('error', (error) => logger.warn({ err: error }, 'WAL checkpointer stopped; connections checkpoint alone'));
-  // It never holds the process open (say, when start-up fails after it began): a checkpoint cut off at exit is one
-  // SQLite recovers from, as the WAL stays valid.
-  worker.unref();
-  return {
-    async stop() {
-      // Held by the process until it has exited, or a process with nothing else left would end before stop() returns.
-      worker.ref();
-      worker.postMessage('stop');
-      await exited;
-    },
-  };
+  );
+  thread.worker.on('error', (error) =>
+    logger.warn({ err: error }, 'WAL checkpointer stopped; connections checkpoint alone'),
+  );
+  return thread;
 }

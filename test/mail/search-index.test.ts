@@ -12,6 +12,8 @@ import { type MailWorld, startMailWorld } from './setup.ts';
 
 let world: MailWorld;
 
+const sqliteOnly = { skip: TEST_DATABASE_URL ? 'the search database is SQLite-only' : false };
+
 before(async () => {
   world = await startMailWorld(['inbox@batches.test']);
 });
@@ -40,52 +42,52 @@ test('each message is found right after its 250, over more messages than a batch
   assert.deepEqual(await searchIds('arrival'), stored.sort());
 });
 
-test('SQLite: an email changed or deleted while indexed or while queued is found by its new text only', {
-  skip: TEST_DATABASE_URL ? 'the search database is SQLite-only' : false,
-}, async () => {
-  const db = world.server.app.database.db;
-  const changed = await deliver('kestrel before');
-  const deletedIndexed = await deliver('kestrel doomed');
-  const deletedQueued = await deliver('heron doomed');
-  const untouched = await deliver('heron still');
-  // The search indexes what is queued, so all four are in the index now.
-  assert.deepEqual(await searchIds('kestrel'), [changed, deletedIndexed].sort());
+test(
+  'SQLite: an email changed or deleted while indexed or while queued is found by its new text only',
+  sqliteOnly,
+  async () => {
+    const db = world.server.app.database.db;
+    const changed = await deliver('kestrel before');
+    const deletedIndexed = await deliver('kestrel doomed');
+    const deletedQueued = await deliver('heron doomed');
+    const untouched = await deliver('heron still');
+    // The search indexes what is queued, so all four are in the index now.
+    assert.deepEqual(await searchIds('kestrel'), [changed, deletedIndexed].sort());
 
-  // In one transaction, so that the indexer applies none of it between the statements.
-  const queuedInside = await db.transaction().execute(async (trx) => {
-    const rowids = await sql<{ rowid: number }>`
+    // In one transaction, so that the indexer applies none of it between the statements.
+    const queuedInside = await db.transaction().execute(async (trx) => {
+      const rowids = await sql<{ rowid: number }>`
       SELECT rowid FROM emails WHERE id IN (${changed}, ${deletedIndexed}, ${deletedQueued}) ORDER BY rowid`.execute(
-      trx,
-    );
-    // Indexed, then changed twice; indexed, then deleted; changed, so queued, then deleted.
-    await trx.updateTable('emails').set({ subject: 'kestrel changed' }).where('id', '=', changed).execute();
-    await trx.updateTable('emails').set({ subject: 'kestrel after' }).where('id', '=', changed).execute();
-    await trx.deleteFrom('emails').where('id', '=', deletedIndexed).execute();
-    await trx.updateTable('emails').set({ subject: 'heron requeued' }).where('id', '=', deletedQueued).execute();
-    await trx.deleteFrom('emails').where('id', '=', deletedQueued).execute();
-    const queued = await sql<{ email_rowid: number }>`
+        trx,
+      );
+      // Indexed, then changed twice; indexed, then deleted; changed, so queued, then deleted.
+      await trx.updateTable('emails').set({ subject: 'kestrel changed' }).where('id', '=', changed).execute();
+      await trx.updateTable('emails').set({ subject: 'kestrel after' }).where('id', '=', changed).execute();
+      await trx.deleteFrom('emails').where('id', '=', deletedIndexed).execute();
+      await trx.updateTable('emails').set({ subject: 'heron requeued' }).where('id', '=', deletedQueued).execute();
+      await trx.deleteFrom('emails').where('id', '=', deletedQueued).execute();
+      const queued = await sql<{ email_rowid: number }>`
       SELECT DISTINCT q.email_rowid FROM emails_search_queue AS q, search.search_progress AS p
       WHERE q.seq > p.applied_seq ORDER BY q.email_rowid`.execute(trx);
-    return { queued: queued.rows.map((row) => row.email_rowid), touched: rowids.rows.map((row) => row.rowid) };
-  });
-  assert.deepEqual(queuedInside.queued, queuedInside.touched, 'every email changed or deleted is queued');
+      return { queued: queued.rows.map((row) => row.email_rowid), touched: rowids.rows.map((row) => row.rowid) };
+    });
+    assert.deepEqual(queuedInside.queued, queuedInside.touched, 'every email changed or deleted is queued');
 
-  assert.deepEqual(await searchIds('after'), [changed]);
-  assert.deepEqual(await searchIds('kestrel'), [changed]);
-  assert.deepEqual(await searchIds('heron'), [untouched]);
-  for (const gone of ['before', 'changed', 'doomed', 'requeued']) assert.deepEqual(await searchIds(gone), [], gone);
-  const left = await sql<{ n: number }>`
+    assert.deepEqual(await searchIds('after'), [changed]);
+    assert.deepEqual(await searchIds('kestrel'), [changed]);
+    assert.deepEqual(await searchIds('heron'), [untouched]);
+    for (const gone of ['before', 'changed', 'doomed', 'requeued']) assert.deepEqual(await searchIds(gone), [], gone);
+    const left = await sql<{ n: number }>`
     SELECT count(*) AS n FROM emails_search_queue WHERE seq > (SELECT applied_seq FROM search.search_progress)`.execute(
-    db,
-  );
-  assert.equal(left.rows[0]!.n, 0);
-  // FTS5's own check that its index is consistent (a contentless table has no content to compare it with).
-  await sql`INSERT INTO search.emails_fts (emails_fts, rank) VALUES ('integrity-check', 0)`.execute(db);
-});
+      db,
+    );
+    assert.equal(left.rows[0]!.n, 0);
+    // FTS5's own check that its index is consistent (a contentless table has no content to compare it with).
+    await sql`INSERT INTO search.emails_fts (emails_fts, rank) VALUES ('integrity-check', 0)`.execute(db);
+  },
+);
 
-test("SQLite: a new email that takes a deleted email's rowid is found by its own text only", {
-  skip: TEST_DATABASE_URL ? 'the search database is SQLite-only' : false,
-}, async () => {
+test("SQLite: a new email that takes a deleted email's rowid is found by its own text only", sqliteOnly, async () => {
   const db = world.server.app.database.db;
   const first = await deliver('plover first');
   assert.deepEqual(await searchIds('plover'), [first]);
@@ -100,9 +102,7 @@ test("SQLite: a new email that takes a deleted email's rowid is found by its own
   assert.deepEqual(await searchIds('curlew'), [second]);
 });
 
-test('SQLite: a search database that lost its index is built again from every email', {
-  skip: TEST_DATABASE_URL ? 'the search database is SQLite-only' : false,
-}, async () => {
+test('SQLite: a search database that lost its index is built again from every email', sqliteOnly, async () => {
   const db = world.server.app.database.db;
   const id = await deliver('dunlin rebuilt');
   assert.deepEqual(await searchIds('dunlin'), [id]);

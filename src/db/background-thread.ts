@@ -1,0 +1,26 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * A thread of its own for a chore of the database (WAL checkpoints, search indexing), named for the operating
+ * system so that tools and the ingest bench can tell its CPU apart. It never holds the process open (say, when
+ * start-up fails after it began), so what it does must be safe to cut off at exit; `stop` posts it a message, which
+ * it answers by finishing and closing its port, and resolves once it has exited.
+ */
+export function startBackgroundThread(
+  module: URL,
+  name: string,
+  workerData: unknown,
+): { worker: Worker; stop(): Promise<void> } {
+  const worker = new Worker(module, { name, workerData });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.unref();
+  return {
+    worker,
+    async stop() {
+      // Held by the process until it has exited, or a process with nothing else left would end before stop() returns.
+      worker.ref();
+      worker.postMessage('stop');
+      await exited;
+    },
+  };
+}
