@@ -67,37 +67,47 @@ const INDEX_ROWS = sql.raw(`
     coalesce(CASE WHEN octet_length(e.text_body) > ${SEARCH_BODY_CHARS} THEN substr(e.text_body, 1, ${SEARCH_BODY_CHARS}) ELSE e.text_body END, '')
   FROM main.emails AS e WHERE e.rowid IN`);
 
-async function appliedSeq(db: Kysely<Database>): Promise<number> {
+/** The last queue entry the search file records as applied (NOT_BUILT for a file not built yet). */
+async function recordedSeq(db: Kysely<Database>): Promise<number> {
   const { rows } = await sql<{ seq: number }>`SELECT applied_seq AS seq FROM search.search_progress`.execute(db);
   return rows[0]!.seq;
 }
 
+/** The last queue entry applied; a search file not built yet first has every email queued, and applied none. */
+async function appliedSeq(db: Kysely<Database>): Promise<number> {
+  const recorded = await recordedSeq(db);
+  if (recorded !== NOT_BUILT) return recorded;
+  // In two transactions, main file first: if the second is lost, the emails are queued twice, which is harmless.
+  await sql`INSERT INTO main.emails_search_queue (email_rowid) SELECT rowid FROM main.emails`.execute(db);
+  await sql`UPDATE search.search_progress SET applied_seq = 0 WHERE applied_seq = ${NOT_BUILT}`.execute(db);
+  return 0;
+}
+
+async function lastQueuedSeq(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ last: number | null }>`SELECT max(seq) AS last FROM main.emails_search_queue`.execute(
+    db,
+  );
+  return rows[0]?.last ?? 0;
+}
+
 /**
- * Applies the next slice of the queue to the index; resolves to whether there was one. A search file not built yet
- * first has every email queued.
+ * Applies the next slice of the queue, up to entry `upTo`, to the index; resolves to whether there was one.
  */
-export async function indexQueuedEmails(db: Kysely<Database>): Promise<boolean> {
-  let from = await appliedSeq(db);
-  if (from === NOT_BUILT) {
-    // In two transactions, main file first: if the second is lost, the emails are queued twice, which is harmless.
-    await sql`INSERT INTO main.emails_search_queue (email_rowid) SELECT rowid FROM main.emails`.execute(db);
-    await sql`UPDATE search.search_progress SET applied_seq = 0 WHERE applied_seq = ${NOT_BUILT}`.execute(db);
-    from = 0;
-  }
+export async function indexQueuedEmails(db: Kysely<Database>, upTo = Number.MAX_SAFE_INTEGER): Promise<boolean> {
+  const from = await appliedSeq(db);
   // Read first without a lock: most calls find nothing queued, and a write transaction would cost a sync.
-  if ((await lastQueuedSeq(db)) <= from) return false;
+  if (Math.min(await lastQueuedSeq(db), upTo) <= from) return false;
   const applied = await db.connection().execute(async (connection) => {
     // A deferred transaction whose first statement writes the search file locks only that file: the main file is
     // only read, from a snapshot, while ingest goes on committing.
     await sql`BEGIN DEFERRED`.execute(connection);
     try {
       await sql`UPDATE search.search_progress SET applied_seq = applied_seq`.execute(connection);
-      const start = await appliedSeq(connection);
+      const start = await recordedSeq(connection);
       const { rows } = await sql<{ last: number | null }>`
         SELECT max(seq) AS last FROM (
-          SELECT seq FROM main.emails_search_queue WHERE seq > ${start} ORDER BY seq LIMIT ${SLICE_ENTRIES})`.execute(
-        connection,
-      );
+          SELECT seq FROM main.emails_search_queue WHERE seq > ${start} AND seq <= ${upTo}
+          ORDER BY seq LIMIT ${SLICE_ENTRIES})`.execute(connection);
       const end = rows[0]?.last ?? null;
       if (end !== null) {
         const rowids = sql`(SELECT email_rowid FROM main.emails_search_queue WHERE seq > ${start} AND seq <= ${end})`;
@@ -117,21 +127,13 @@ export async function indexQueuedEmails(db: Kysely<Database>): Promise<boolean> 
   return true;
 }
 
-async function lastQueuedSeq(db: Kysely<Database>): Promise<number> {
-  const { rows } = await sql<{ last: number | null }>`SELECT max(seq) AS last FROM main.emails_search_queue`.execute(
-    db,
-  );
-  return rows[0]?.last ?? 0;
-}
-
 /**
  * Applies the queue up to its last entry at the time of the call, so that a search that runs next finds every
  * email stored before. It gives the event loop a turn between slices.
  */
 export async function catchUpSearchIndex(db: Kysely<Database>): Promise<void> {
-  if (!(await indexQueuedEmails(db))) return;
+  // First, so that a search file not built yet has queued every email before the last entry is read.
+  await appliedSeq(db);
   const last = await lastQueuedSeq(db);
-  while ((await appliedSeq(db)) < last && (await indexQueuedEmails(db))) {
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  while (await indexQueuedEmails(db, last)) await new Promise((resolve) => setImmediate(resolve));
 }

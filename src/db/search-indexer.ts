@@ -14,7 +14,8 @@ export const SEARCH_INDEXER_THREAD_NAME = 'search-indexer';
 
 /**
  * How often the indexer looks for queued emails. A search never waits for it (it applies what is queued first), so
- * this only bounds how much one slice holds: at 1,500 messages/s, about 75 emails.
+ * this bounds how far the index falls behind, and with it what a search may have to apply itself: at 1,500
+ * messages/s, about 75 emails.
  */
 const POLL_MS = 50;
 

@@ -33,7 +33,7 @@ async function deliver(subject: string, text = 'nothing to see'): Promise<string
   return id!;
 }
 
-test('each message is found right after its 250, over more messages than a batch holds', async () => {
+test('each message is found right after its 250, for 80 messages in a row', async () => {
   const stored: string[] = [];
   for (let n = 1; n <= 80; n++) {
     stored.push(await deliver(`arrival number${n}`));
