@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { SEARCH_INDEXER_THREAD_NAME } from '../../src/db/index.ts';
+import { INGEST_THREAD_NAMES } from '../../src/ingest/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
@@ -114,6 +118,35 @@ test('SQLite: a search database that lost its index is built again from every em
   assert.deepEqual(await searchIds('dunlin'), [id]);
   assert.deepEqual(await searchIds('arrival').then((ids) => ids.length), 80);
   await sql`INSERT INTO search.emails_fts (emails_fts, rank) VALUES ('integrity-check', 0)`.execute(db);
+});
+
+test('SQLite on Linux: the indexer thread runs at a lower priority than the rest of the process', {
+  skip: TEST_DATABASE_URL
+    ? 'the search indexer is SQLite-only'
+    : process.platform !== 'linux' && 'nice values are per thread on Linux only',
+}, async () => {
+  /** Nice value of each of this process's threads by name (the test server runs in this process). */
+  const niceByThread = async () => {
+    const threads = new Map<string, number[]>();
+    for (const task of await readdir('/proc/self/task')) {
+      const [comm, stat] = await Promise.all([
+        readFile(`/proc/self/task/${task}/comm`, 'utf8').catch(() => ''),
+        readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => ''),
+      ]);
+      if (!stat) continue;
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      threads.set(comm.trim(), [...(threads.get(comm.trim()) ?? []), nice]);
+    }
+    return threads;
+  };
+  let threads = await niceByThread();
+  for (let tries = 0; tries < 50 && threads.get(SEARCH_INDEXER_THREAD_NAME)?.[0] !== 10; tries++) {
+    await sleep(100);
+    threads = await niceByThread();
+  }
+  assert.deepEqual(threads.get(SEARCH_INDEXER_THREAD_NAME), [10]);
+  assert.deepEqual(threads.get('node-MainThread'), [0]);
+  assert.deepEqual(new Set(threads.get(INGEST_THREAD_NAMES.writer)), new Set([0]));
 });
 
 test('the first 20,000 characters of a body are searched, counted as characters, not bytes', async () => {
