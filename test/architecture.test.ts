@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { test } from 'node:test';
+
+const SRC = resolve(import.meta.dirname, '../src');
+
+/**
+ * What each capability may import, read along the flow SMTP → routing → ingest → db/blobs → delivery: adapters
+ * (smtp, http) call services, services call the storage and DNS layers, and nothing calls back up the chain.
+ * The files at the root of src/ (app.ts, main.ts, cli.ts) wire everything and may import any capability.
+ */
+const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
+  core: [],
+  config: ['core'],
+  db: ['core', 'config'],
+  blobs: ['core', 'config'],
+  dns: ['core', 'config'],
+  accounts: ['core', 'db'],
+  domains: ['core', 'db', 'dns'],
+  endpoints: ['core', 'db', 'dns'],
+  addresses: ['core', 'db', 'endpoints'],
+  routing: ['core', 'config', 'db', 'addresses'],
+  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'routing'],
+  mail: ['core', 'db'],
+  delivery: ['core', 'db', 'dns', 'endpoints', 'mail'],
+  smtp: ['core', 'routing', 'ingest'],
+  http: ['core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery'],
+};
+
+const ROOT = '.';
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Relative specifiers of static imports, re-exports, dynamic imports and worker URLs. */
+function relativeSpecifiers(source: string): string[] {
+  const pattern = /(?:from\s+|import\s*\(\s*|import\s+|new\s+URL\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+  return [...source.matchAll(pattern)].map((match) => match[1]);
+}
+
+function capabilityOf(file: string): string {
+  const parts = relative(SRC, file).split(sep);
+  return parts.length === 1 ? ROOT : parts[0];
+}
+
+/** Every import that crosses a capability against the rules, as "importer -> target: why". */
+function violations(files: readonly string[], read: (file: string) => string): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    const from = capabilityOf(file);
+    for (const specifier of relativeSpecifiers(read(file))) {
+      const target = resolve(dirname(file), specifier);
+      if (relative(SRC, target).startsWith('..')) continue;
+      const to = capabilityOf(target);
+      if (to === from) continue;
+      const where = `${relative(SRC, file)} -> ${relative(SRC, target)}`;
+      if (to === ROOT) {
+        if (from !== ROOT) found.push(`${where}: only the root files import app.ts, main.ts or cli.ts`);
+        continue;
+      }
+      if (relative(join(SRC, to), target) !== 'index.ts') {
+        found.push(`${where}: another capability is used only through its index.ts`);
+      }
+      if (from !== ROOT && !(ALLOWED_IMPORTS[from] ?? []).includes(to)) {
+        found.push(`${where}: ${from} may not import ${to}`);
+      }
+    }
+  }
+  return found;
+}
+
+test('architecture: every folder under src/ is a capability with an index.ts and a place in the rules', () => {
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+  const unknown = folders.filter((folder) => !(folder in ALLOWED_IMPORTS));
+  assert.deepEqual(unknown, [], 'a new capability gets its line in ALLOWED_IMPORTS');
+  const withoutIndex = folders.filter(
+    (folder) => !sourceFiles(join(SRC, folder)).includes(join(SRC, folder, 'index.ts')),
+  );
+  assert.deepEqual(withoutIndex, []);
+});
+
+test('architecture: the allowed imports have no cycle, so the flow reads one way', () => {
+  const visiting = new Set<string>();
+  const done = new Set<string>();
+  const cycles: string[] = [];
+  const visit = (capability: string, path: string[]) => {
+    if (done.has(capability)) return;
+    if (visiting.has(capability)) {
+      cycles.push([...path, capability].join(' -> '));
+      return;
+    }
+    visiting.add(capability);
+    for (const next of ALLOWED_IMPORTS[capability] ?? []) visit(next, [...path, capability]);
+    visiting.delete(capability);
+    done.add(capability);
+  };
+  for (const capability of Object.keys(ALLOWED_IMPORTS)) visit(capability, []);
+  assert.deepEqual(cycles, []);
+});
+
+test('architecture: imports cross capabilities only through index.ts and along the flow', () => {
+  const files = sourceFiles(SRC);
+  assert.deepEqual(
+    violations(files, (file) => readFileSync(file, 'utf8')),
+    [],
+  );
+});
+
+test('architecture: the check reports an import around index.ts and one against the flow', () => {
+  const sources: Record<string, string> = {
+    [join(SRC, 'delivery', 'worker.ts')]: "import { ingest } from '../ingest/index.ts';",
+    [join(SRC, 'mail', 'reader.ts')]: "import { openDatabase } from '../db/database.ts';",
+    [join(SRC, 'routing', 'rules.ts')]: "const { x } = await import('../app.ts');",
+  };
+  assert.deepEqual(
+    violations(Object.keys(sources), (file) => sources[file]),
+    [
+      'delivery/worker.ts -> ingest/index.ts: delivery may not import ingest',
+      'mail/reader.ts -> db/database.ts: another capability is used only through its index.ts',
+      'routing/rules.ts -> app.ts: only the root files import app.ts, main.ts or cli.ts',
+    ],
+  );
+});
