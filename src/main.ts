@@ -15,10 +15,8 @@ export async function serve(): Promise<void> {
   }
   // V8 pretenures objects from allocation sites whose objects often survive a young-generation GC. MailParser's
   // per-message objects do, briefly; pretenured into the old generation, they then keep the young objects they point
-  // to alive through every young GC until the next full one. Off, 30,000 parses in a row kept 4% of what they
-  // allocated past a young GC instead of 28%, and took 163 µs of CPU each instead of 226; the ingest bench at 50
-  // connections used 5% less CPU per message (V8's GC threads 14% less) in 5 interleaved pairs. V8 flags are
-  // process-wide, so this covers the ingest worker threads too; it is set before they start.
+  // to alive through every young GC until the next full one. V8 flags are process-wide, so this covers the ingest
+  // worker threads too; it is set before they start.
   setFlagsFromString('--no-allocation-site-pretenuring');
   const app = await createApp(config);
   const issued = await bootstrapAccess(app.accounts, config.bootstrapApiKey);

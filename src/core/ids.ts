@@ -14,7 +14,7 @@ function encodeTime(ms: number): string {
 
 /**
  * Random bytes for ids are drawn from the CSPRNG in bulk, as `crypto.randomUUID` does: one call per 256 ids instead
- * of one per id, which showed as 5% of the ingest writer thread (it makes three ids per message).
+ * of one per id, which the ingest writer thread (three ids per message) would feel.
  */
 const RANDOM_POOL_BYTES = 4096;
 let randomPool = Buffer.alloc(0);

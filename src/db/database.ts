@@ -43,9 +43,9 @@ function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>, options
   // FULL fsyncs the WAL at every commit, which is what makes an acknowledged message survive kill -9 and power loss.
   database.exec(`PRAGMA synchronous = ${config.synchronous}`);
   database.exec('PRAGMA foreign_keys = ON');
-  // SQLite's default page cache is 2 MB per connection, a fraction of the b-tree and FTS5 pages that storing one
-  // email touches, so every insert read pages back from the OS. 64 MiB is an upper bound, filled only as pages are
-  // used. Ingest's writer thread sets a smaller one on its connection (see writer-thread.ts).
+  // SQLite's default page cache (2 MB) holds a fraction of the pages a connection reads again, so it would read them
+  // back from the OS. 64 MiB is an upper bound, filled only as pages are used. Ingest's writer thread sets a smaller
+  // one on its connection (see writer-thread.ts).
   database.exec('PRAGMA cache_size = -65536');
   // The WAL checkpointer's thread copies the WAL into the database file as it fills (see wal-checkpointer.ts); a
   // connection checkpoints in its own commit only once the WAL passes 32 MiB (8,192 pages of 4 KiB), which bounds

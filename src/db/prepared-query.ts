@@ -18,7 +18,7 @@ const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${ind
 /**
  * A query that Kysely builds and compiles once per dialect and shape, then runs with new values: for the hot paths
  * (every RCPT is routed, every message is checked for a copy and threaded), building and compiling a query anew
- * costs more than SQLite takes to run it (45 µs against a few µs for the routing query).
+ * costs more than SQLite takes to run it.
  *
  * `build` must use each value only as a query parameter and must not branch on it: it runs once, with placeholders
  * standing in for the values. A value missing from the compiled parameters is reported at once. A list value is

@@ -58,8 +58,8 @@ export function attachmentDownloadUrl(publicUrl: string, emailId: string, index:
 /**
  * The one builder of the `email.received` body, for real deliveries and endpoint tests alike. It is built from the
  * stored email row alone. Attachment bytes are never inlined (each attachment carries a `downloadUrl`), and neither
- * is the raw MIME (`parsedData.raw`): reading it back from the blob store on every delivery was the slowest step of
- * a webhook, and the mail API serves it. Over 1 MB, the header maps go first, then the sanitized HTML copy and the
+ * is the raw MIME (`parsedData.raw`): reading it back from the blob store on every delivery would be the slowest step
+ * of a webhook, and the mail API serves it. Over 1 MB, the header maps go first, then the sanitized HTML copy and the
  * text copy, and last the bodies are cut short.
  */
 export function buildEmailReceivedPayload(input: {

@@ -12,7 +12,7 @@ export interface Analysis {
 
 /**
  * SHA-256 of the message as the client sent it, before our trace header, in hex: the same for a copy a sender
- * retries. Computed with the analysis, off the event loop, where a 10 KB message took about 8 µs (a micro-benchmark).
+ * retries. Computed with the analysis, off the event loop.
  */
 export function contentSha256(chunks: readonly Uint8Array[]): string {
   const hash = createHash('sha256');

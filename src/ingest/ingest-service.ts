@@ -48,8 +48,7 @@ export interface IngestDependencies {
   /**
    * Worker threads that parse and compute verdicts; 0 runs them on the event loop. Defaults to one fewer than the
    * CPUs (at least one): the event loop and the writer thread keep about a core busy between them, and a worker with
-   * work queued sleeps and wakes less than two half-idle ones (on 2 cores, one worker took 5-15% less CPU per message
-   * than two in most interleaved runs, and sent as much or more).
+   * work queued sleeps and wakes less than two half-idle ones.
    */
   analysisWorkers?: number;
   logger: Logger;
@@ -99,7 +98,7 @@ export function createIngestService(deps: IngestDependencies) {
       mailFrom: message.mailFrom ?? '',
     };
     // The trace header crosses as text: a small Buffer is a view of Node's shared 8 KiB allocation pool, and posting
-    // a view copies the whole pool with it (20-30 µs of the event loop's CPU per message, against 2-3 for the text).
+    // a view copies the whole pool with it.
     if (pool) return pool.request({ chunks: message.raw, receivedHeader: trace.toString('latin1'), ...request });
     const [parsed, verdicts] = await Promise.all([
       parseMessage(message.raw),

@@ -134,8 +134,8 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
 
   /**
    * A burst of unsigned mail from one sender (same client, envelope and From fields) is authenticated once every
-   * UNSIGNED_REUSE_MS: for the bench's unsigned 10 KB messages, mailauth's SPF and DMARC work was about half of the
-   * analysis thread's CPU, and would give the same verdicts again. A temporary error, or a result without
+   * UNSIGNED_REUSE_MS: mailauth's SPF and DMARC work is a large share of an unsigned message's analysis, and would
+   * give the same verdicts again. A temporary error, or a result without
    * Authentication-Results, is not reused.
    */
   function authenticationVerdicts(input: VerdictInput): Promise<AuthenticationVerdicts> {

@@ -6,18 +6,16 @@ const SPARE_FIRST_BLOCKS = 256;
 
 /**
  * First blocks of released messages. A new SharedArrayBuffer costs its allocation and a page fault for each of its
- * pages on first write: 15 µs of CPU for 16 KiB in a micro-benchmark. Most messages fit in their first block, so
- * reusing first blocks spares most of that; bigger blocks are rare and left to the garbage collector. At 50
- * connections (10 KB messages) the event loop took 2.7 page faults per message instead of 6.7, and 0.09-0.13 ms of
- * system CPU instead of 0.11-0.16, in 3 interleaved pairs; its user CPU did not move beyond the noise.
+ * pages on first write; most messages fit in their first block, so reusing first blocks spares most of that. Bigger
+ * blocks are rare and left to the garbage collector.
  */
 const spareFirstBlocks: Buffer[] = [];
 
 /**
  * Collects a message's bytes into SharedArrayBuffers, so that ingest's worker threads read them without a copy.
  * The blocks are of fixed size, growing as the message does: a growable SharedArrayBuffer reserves its maximum
- * (the 40 MB message limit) of address space up front, and reserving and releasing that for every message cost
- * about 200 µs of CPU against 30 for a fixed block.
+ * (the 40 MB message limit) of address space up front, and reserving and releasing that for every message costs
+ * several times what a fixed block does.
  */
 export class SharedBlocks {
   private readonly filled: Buffer[] = [];
