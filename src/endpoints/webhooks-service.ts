@@ -41,10 +41,15 @@ export interface WebhookInput {
 export class WebhooksService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly dns: Pick<DnsLookup, 'addresses'>;
+  private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
   private readonly allowPrivateWebhooks: boolean;
 
-  constructor(deps: { db: Db; clock: Clock; dns: Pick<DnsLookup, 'addresses'>; allowPrivateWebhooks: boolean }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+    allowPrivateWebhooks: boolean;
+  }) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
