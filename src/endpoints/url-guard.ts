@@ -83,7 +83,7 @@ export function isPrivateAddress(ip: string): boolean {
 }
 
 export interface UrlGuardOptions {
-  /** WEBHOOK_ALLOW_PRIVATE: lifts the guard for tests and LAN setups. */
+  /** ALLOW_PRIVATE_DESTINATIONS (or WEBHOOK_ALLOW_PRIVATE): lifts the guard for tests and LAN setups. */
   allowPrivate: boolean;
   dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
 }
@@ -113,4 +113,24 @@ export async function publicUrlProblem(url: string, options: UrlGuardOptions): P
 export async function assertPublicUrl(url: string, options: UrlGuardOptions): Promise<void> {
   const problem = await publicUrlProblem(url, options);
   if (problem) throw new Invalid('Invalid configuration', { details: problem });
+}
+
+/**
+ * Throws the spec's 400 `Invalid configuration` when a forward address's domain is a blocked name or an internal IP
+ * address, bare or as a `[...]` literal. A domain whose MX hosts resolve to internal addresses is caught at delivery,
+ * which checks every address it connects to.
+ */
+export function assertPublicForwardAddress(address: string, allowPrivate: boolean): void {
+  if (allowPrivate) return;
+  const domain = address
+    .slice(address.lastIndexOf('@') + 1)
+    .replace(/\.$/, '')
+    .replace(/^\[(?:ipv6:)?(.*)\]$/i, '$1');
+  // The URL parser reads the shorthand IPv4 spellings (`127.1`, `0x7f.1`) that the system resolver accepts too.
+  const host = isIP(domain) || !URL.canParse(`http://${domain}/`) ? domain : new URL(`http://${domain}/`).hostname;
+  if (BLOCKED_NAMES.test(host) || (isIP(host) && isPrivateAddress(host))) {
+    throw new Invalid('Invalid configuration', {
+      details: `Forward address must not point to a loopback, private, link-local or metadata address (${address})`,
+    });
+  }
 }

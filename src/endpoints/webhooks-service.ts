@@ -42,18 +42,18 @@ export class WebhooksService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
-  private readonly allowPrivateWebhooks: boolean;
+  private readonly allowPrivateDestinations: boolean;
 
   constructor(deps: {
     db: Db;
     clock: Clock;
     dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
-    allowPrivateWebhooks: boolean;
+    allowPrivateDestinations: boolean;
   }) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
-    this.allowPrivateWebhooks = deps.allowPrivateWebhooks;
+    this.allowPrivateDestinations = deps.allowPrivateDestinations;
   }
 
   async list(accountId: string, page: { limit: number; offset: number }) {
@@ -183,7 +183,7 @@ export class WebhooksService {
 
   private async settings(input: WebhookInput) {
     const settings = webhookSettings({ ...input });
-    await assertPublicUrl(settings.url, { allowPrivate: this.allowPrivateWebhooks, dns: this.dns });
+    await assertPublicUrl(settings.url, { allowPrivate: this.allowPrivateDestinations, dns: this.dns });
     return settings;
   }
 
