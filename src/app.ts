@@ -74,9 +74,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const dns = createDnsLookup(config.dnsServers);
   const accounts = new AccountsService(db, clock);
-  const webhookTargets = { db, clock, dns, allowPrivateWebhooks: config.webhookAllowPrivate };
-  const endpoints = new EndpointsService(webhookTargets);
-  const webhooks = new WebhooksService(webhookTargets);
+  const destinationChecks = { db, clock, dns, allowPrivateDestinations: config.allowPrivateDestinations };
+  const endpoints = new EndpointsService(destinationChecks);
+  const webhooks = new WebhooksService(destinationChecks);
   const domains = new DomainsService({
     db,
     dns,
@@ -128,10 +128,10 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     clock,
     logger,
     dns,
-    // The SSRF rule again, on the address each webhook request actually connects to.
+    // The SSRF rule again, on the address each webhook request or direct forward actually connects to.
     guard: (ip) =>
-      !config.webhookAllowPrivate && isPrivateAddress(ip)
-        ? 'loopback, private, link-local and reserved addresses are not allowed (WEBHOOK_ALLOW_PRIVATE)'
+      !config.allowPrivateDestinations && isPrivateAddress(ip)
+        ? 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)'
         : undefined,
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
     settings: {

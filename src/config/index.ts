@@ -44,7 +44,8 @@ export interface Config {
   /** Unset: no spam scanning. */
   spamd?: SpamdConfig;
   bootstrapApiKey?: string;
-  webhookAllowPrivate: boolean;
+  /** Webhooks and direct-MX forwards may reach internal addresses. */
+  allowPrivateDestinations: boolean;
   subaddressing: boolean;
   domainVerification: { intervalMs: number; giveUpAfterMs: number };
   delivery: {
@@ -110,7 +111,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : [],
     spamd: parseSpamd(e),
     bootstrapApiKey: e.MAILROOM_API_KEY,
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS || e.WEBHOOK_ALLOW_PRIVATE,
     subaddressing: e.SUBADDRESSING,
     domainVerification: {
       intervalMs: e.DOMAIN_VERIFY_INTERVAL_SECONDS * 1000,

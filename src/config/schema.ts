@@ -40,6 +40,9 @@ export const EnvSchema = Type.Object({
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
   MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
+  /** Lets webhooks and forwards reach loopback, private and link-local addresses (tests, LAN setups). */
+  ALLOW_PRIVATE_DESTINATIONS: Flag(false),
+  /** The older name of ALLOW_PRIVATE_DESTINATIONS; either set to true lifts the guard. */
   WEBHOOK_ALLOW_PRIVATE: Flag(false),
   /** `user+tag@domain` falls back to `user@domain` when no address matches it exactly. */
   SUBADDRESSING: Flag(true),

@@ -18,7 +18,7 @@ export interface DeliverySystemOptions {
   clock: Clock;
   logger: Logger;
   dns: DnsLookup;
-  /** The SSRF rule, applied to every address a webhook connects to. */
+  /** The SSRF rule, applied to every address a webhook or a direct forward connects to. */
   guard: AddressGuard;
   readRaw(key: string): Promise<Buffer>;
   settings: {
@@ -50,6 +50,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     dns: options.dns,
     mxPort: settings.mxPort,
     hostname: settings.hostname,
+    guard: options.guard,
     readRaw: options.readRaw,
   });
   const userAgent = `Mailroom-Webhook/${settings.version}`;

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { simpleParser } from 'mailparser';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -5,6 +6,7 @@ import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { EmailsTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import type { PayloadEmail } from './email-received-payload.ts';
+import type { AddressGuard } from './http-sender.ts';
 import type { AttemptRecord } from './outbox-store.ts';
 import type { ForwardTarget } from './targets.ts';
 
@@ -34,6 +36,8 @@ export interface ForwarderOptions {
   mxPort: number;
   /** The name Mailroom gives in EHLO. */
   hostname: string;
+  /** The SSRF rule, applied to every address direct MX delivery connects to; the relay is the operator's choice. */
+  guard: AddressGuard;
   readRaw(key: string): Promise<Buffer>;
 }
 
@@ -62,19 +66,17 @@ export function createForwarder(options: ForwarderOptions) {
       } as SMTPPool.Options)
     : undefined;
 
-  async function transportsFor(recipient: string): Promise<Transporter[]> {
-    if (relay) return [relay];
+  /** The recipient domain's MX hosts by priority, or the domain itself (the implicit MX) when it has none. */
+  async function mxHosts(recipient: string): Promise<string[]> {
     const mx = (await options.dns.mx(domainOf(recipient))).sort((a, b) => a.priority - b.priority);
-    const hosts = mx.length > 0 ? mx.map((record) => record.exchange) : [domainOf(recipient)];
-    return hosts.map((host) =>
-      nodemailer.createTransport({
-        host,
-        port: options.mxPort,
-        name: options.hostname,
-        tls: { rejectUnauthorized: false },
-        connectionTimeout: 30_000,
-      }),
-    );
+    return mx.length > 0 ? mx.map((record) => record.exchange) : [domainOf(recipient)];
+  }
+
+  /** A host's addresses from DNS_SERVERS or, when it has none there, from the system resolver (/etc/hosts). */
+  async function hostAddresses(host: string): Promise<string[]> {
+    if (isIP(host)) return [host];
+    const addresses = await options.dns.addresses(host);
+    return addresses.length > 0 ? addresses : options.dns.systemAddresses(host);
   }
 
   async function buildMessage(email: ForwardEmail, target: ForwardTarget): Promise<Mail.Options> {
@@ -125,36 +127,79 @@ export function createForwarder(options: ForwarderOptions) {
     return undefined;
   }
 
-  async function sendOne(message: Mail.Options, envelopeFrom: string, recipient: string): Promise<RecipientOutcome> {
-    let last: RecipientOutcome = {
+  async function sendThrough(
+    transport: Transporter,
+    message: Mail.Options,
+    envelopeFrom: string,
+    recipient: string,
+  ): Promise<RecipientOutcome> {
+    try {
+      const info = await transport.sendMail({
+        ...message,
+        to: recipient,
+        envelope: { from: envelopeFrom, to: [recipient] },
+      });
+      return { address: recipient, status: 'sent', response: String(info.response ?? '') };
+    } catch (error) {
+      const code = (error as { responseCode?: number }).responseCode;
+      return {
+        address: recipient,
+        status: 'failed',
+        error: (error as Error).message,
+        temporary: code === undefined || code < 500,
+      };
+    }
+  }
+
+  /**
+   * Tries each MX host in turn, connecting only to addresses resolved and checked here, so DNS cannot steer the
+   * connection elsewhere afterwards. A host with any internal address is skipped as a whole.
+   */
+  async function sendDirect(message: Mail.Options, envelopeFrom: string, recipient: string): Promise<RecipientOutcome> {
+    const failed = (error: string, temporary: boolean): RecipientOutcome => ({
       address: recipient,
       status: 'failed',
-      error: 'No mail server found',
-      temporary: true,
-    };
-    for (const transport of await transportsFor(recipient)) {
+      error,
+      temporary,
+    });
+    let last = failed('No mail server found', true);
+    for (const host of await mxHosts(recipient)) {
+      let addresses: string[];
       try {
-        const info = await transport.sendMail({
-          ...message,
-          to: recipient,
-          envelope: { from: envelopeFrom, to: [recipient] },
-        });
-        if (transport !== relay) transport.close();
-        return { address: recipient, status: 'sent', response: String(info.response ?? '') };
+        addresses = await hostAddresses(host);
       } catch (error) {
-        if (transport !== relay) transport.close();
-        const code = (error as { responseCode?: number }).responseCode;
-        last = {
-          address: recipient,
-          status: 'failed',
-          error: (error as Error).message,
-          temporary: code === undefined || code < 500,
-        };
-        // A 5xx is the recipient's server speaking for the recipient: other MX hosts would answer the same.
-        if (code !== undefined && code >= 500) return last;
+        last = failed(`${host}: ${(error as Error).message}`, true);
+        continue;
+      }
+      if (addresses.length === 0) {
+        last = failed(`Host not found (${host})`, true);
+        continue;
+      }
+      const blocked = addresses.find((ip) => options.guard(ip));
+      if (blocked) {
+        const where = isIP(host) ? host : `${host} resolves to ${blocked}`;
+        last = failed(`${where}: ${options.guard(blocked)}`, false);
+        continue;
+      }
+      for (const ip of addresses) {
+        const transport = nodemailer.createTransport({
+          host: ip,
+          port: options.mxPort,
+          name: options.hostname,
+          tls: { rejectUnauthorized: false, servername: isIP(host) ? undefined : host },
+          connectionTimeout: 30_000,
+        });
+        last = await sendThrough(transport, message, envelopeFrom, recipient);
+        transport.close();
+        // Sent, or a 5xx: the recipient's server spoke for the recipient, and other MX hosts would answer the same.
+        if (!last.temporary) return last;
       }
     }
     return last;
+  }
+
+  function sendOne(message: Mail.Options, envelopeFrom: string, recipient: string): Promise<RecipientOutcome> {
+    return relay ? sendThrough(relay, message, envelopeFrom, recipient) : sendDirect(message, envelopeFrom, recipient);
   }
 
   return {

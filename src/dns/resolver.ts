@@ -1,4 +1,4 @@
-import { Resolver } from 'node:dns/promises';
+import { lookup, Resolver } from 'node:dns/promises';
 
 export interface MxRecord {
   exchange: string;
@@ -16,6 +16,8 @@ export interface DnsLookup {
   ns(name: string): Promise<string[]>;
   cname(name: string): Promise<string[]>;
   addresses(name: string): Promise<string[]>;
+  /** The addresses the system resolver (getaddrinfo) gives, which reads /etc/hosts before DNS_SERVERS' view. */
+  systemAddresses(name: string): Promise<string[]>;
   /** The raw form mailauth expects for its own SPF, DKIM and DMARC lookups. */
   raw(name: string, rrtype: string): Promise<unknown>;
 }
@@ -44,6 +46,7 @@ export function createDnsLookup(servers: string[], timeoutMs = 2000): DnsLookup 
       const [v4, v6] = await Promise.all([orEmpty(resolver.resolve4(name)), orEmpty(resolver.resolve6(name))]);
       return [...v4, ...v6];
     },
+    systemAddresses: async (name) => (await orEmpty(lookup(name, { all: true }))).map(({ address }) => address),
     raw: (name, rrtype) => resolver.resolve(name, rrtype),
   };
 }

@@ -40,9 +40,10 @@ export function checkDescription(description: string | null | undefined): string
   return description;
 }
 
-/** What a config needs checked outside itself: the URL guard and the account's verified domains. */
+/** What a config needs checked outside itself: the destination guard and the account's verified domains. */
 export interface ConfigChecks {
   assertPublicUrl(url: string): Promise<void>;
+  assertPublicForwardAddress(address: string): void;
   isVerifiedDomain(domain: string): Promise<boolean>;
 }
 
@@ -143,6 +144,7 @@ export async function normalizeConfig(
     if (typeof target !== 'string' || !ADDRESS_FORMAT.test(target.trim())) {
       throw invalid('Invalid forward-to email address format');
     }
+    checks.assertPublicForwardAddress(target.trim());
     return { forwardTo: target.trim().toLowerCase(), ...(await forwardSettings(config, checks)) };
   }
   const emails = config.emails;
@@ -154,6 +156,7 @@ export async function normalizeConfig(
     if (typeof email !== 'string' || !ADDRESS_FORMAT.test(email.trim())) {
       throw invalid(`Invalid email address in group: ${typeof email === 'string' ? email : JSON.stringify(email)}`);
     }
+    checks.assertPublicForwardAddress(email.trim());
     normalized.push(email.trim().toLowerCase());
   }
   if (new Set(normalized).size !== normalized.length) throw invalid('Email group contains duplicate email addresses');

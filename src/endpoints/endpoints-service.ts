@@ -17,7 +17,7 @@ import {
   type EndpointType,
   normalizeConfig,
 } from './endpoint-config.ts';
-import { assertPublicUrl } from './url-guard.ts';
+import { assertPublicForwardAddress, assertPublicUrl } from './url-guard.ts';
 
 /** An endpoint or legacy webhook in the short form routing and catch-all show it. */
 export interface RoutingTarget {
@@ -85,14 +85,19 @@ const RECENT_DELIVERIES = 10;
 export class EndpointsService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly dns: Pick<DnsLookup, 'addresses'>;
-  private readonly allowPrivateWebhooks: boolean;
+  private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  private readonly allowPrivateDestinations: boolean;
 
-  constructor(deps: { db: Db; clock: Clock; dns: Pick<DnsLookup, 'addresses'>; allowPrivateWebhooks: boolean }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+    allowPrivateDestinations: boolean;
+  }) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
-    this.allowPrivateWebhooks = deps.allowPrivateWebhooks;
+    this.allowPrivateDestinations = deps.allowPrivateDestinations;
   }
 
   async create(accountId: string, input: EndpointInput): Promise<Endpoint> {
@@ -277,7 +282,8 @@ export class EndpointsService {
 
   private checks(accountId: string): ConfigChecks {
     return {
-      assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: this.allowPrivateWebhooks, dns: this.dns }),
+      assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: this.allowPrivateDestinations, dns: this.dns }),
+      assertPublicForwardAddress: (address) => assertPublicForwardAddress(address, this.allowPrivateDestinations),
       isVerifiedDomain: async (domain) =>
         Boolean(
           await this.db

@@ -31,39 +31,68 @@ for (const [network, prefix] of BLOCKED_IPV6) blocked.addSubnet(network, prefix,
 /** Names that reach the machine itself or a cloud metadata service whatever DNS says. */
 const BLOCKED_NAMES = /^(localhost|.*\.localhost|metadata|metadata\.google\.internal|instance-data(\.ec2\.internal)?)$/;
 
-/** IPv4 carried inside IPv6 (mapped `::ffff:a.b.c.d` and NAT64 `64:ff9b::a.b.c.d`) is judged as that IPv4. */
+/**
+ * IPv6 ranges that carry an IPv4 address, which is where a connection really goes: IPv4-compatible (::/96), mapped
+ * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48, read as its /96
+ * form) and 6to4 (2002::/16). Each is the prefix's leading bytes and where the IPv4 address starts.
+ */
+const IPV4_CARRIERS: Array<{ prefix: number[]; offset: number }> = [
+  { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], offset: 12 },
+  { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], offset: 12 },
+  { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], offset: 12 },
+  { prefix: [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], offset: 12 },
+  { prefix: [0, 0x64, 0xff, 0x9b, 0, 1], offset: 12 },
+  { prefix: [0x20, 0x02], offset: 2 },
+];
+
+/** The 16 bytes of an address `isIP` accepted as IPv6. */
+function ipv6Bytes(ip: string): number[] {
+  let text = ip.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const groups = (part: string | undefined) => (part ? part.split(':').map((group) => Number.parseInt(group, 16)) : []);
+  const [head, tail] = text.split('::');
+  const before = groups(head);
+  const after = groups(tail);
+  const words = [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after];
+  return words.flatMap((word) => [word >> 8, word & 255]);
+}
+
 function embeddedIpv4(ip: string): string | undefined {
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
-  if (dotted) return dotted;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
-  if (!hex) return undefined;
-  const high = Number.parseInt(hex[1]!, 16);
-  const low = Number.parseInt(hex[2]!, 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  const bytes = ipv6Bytes(ip);
+  const carrier = IPV4_CARRIERS.find(({ prefix }) => prefix.every((byte, i) => bytes[i] === byte));
+  return carrier && bytes.slice(carrier.offset, carrier.offset + 4).join('.');
 }
 
 /**
  * Whether an IP address is loopback, private, link-local (which holds the cloud metadata services), CGNAT,
- * multicast, reserved or unspecified: somewhere a webhook must not be sent, because it would reach the operator's
- * own network instead of the Internet. The delivery worker asks this again of the address it actually connects to.
+ * multicast, reserved or unspecified, or an IPv6 address carrying such an IPv4 address: somewhere a webhook or a
+ * forward must not go, because it would reach the operator's own network instead of the Internet. The delivery
+ * worker asks this again of every address it actually connects to.
  */
 export function isPrivateAddress(ip: string): boolean {
-  const v4 = embeddedIpv4(ip) ?? ip;
-  const family = isIP(v4);
-  if (family === 0) return true;
-  return blocked.check(v4, family === 4 ? 'ipv4' : 'ipv6');
+  const family = isIP(ip);
+  if (family === 4) return blocked.check(ip, 'ipv4');
+  if (family !== 6) return true;
+  if (blocked.check(ip, 'ipv6')) return true;
+  const v4 = embeddedIpv4(ip);
+  return v4 !== undefined && blocked.check(v4, 'ipv4');
 }
 
 export interface UrlGuardOptions {
-  /** WEBHOOK_ALLOW_PRIVATE: lifts the guard for tests and LAN setups. */
+  /** ALLOW_PRIVATE_DESTINATIONS (or WEBHOOK_ALLOW_PRIVATE): lifts the guard for tests and LAN setups. */
   allowPrivate: boolean;
-  dns: Pick<DnsLookup, 'addresses'>;
+  dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
 }
 
 /**
  * Why a webhook URL may not be used, or undefined when it may. The host is refused when it is a blocked name, a
- * blocked IP literal, or a name that resolves to any blocked address. A name that does not resolve, or whose lookup
- * fails, is let through: nothing can be sent to it now, and the delivery worker checks the address it connects to.
+ * blocked IP literal, or a name that DNS or /etc/hosts maps to any blocked address. A name that does not resolve, or
+ * whose lookups fail, is let through: nothing can be sent to it now, and the delivery worker checks the address it
+ * connects to.
  */
 export async function publicUrlProblem(url: string, options: UrlGuardOptions): Promise<string | undefined> {
   if (options.allowPrivate) return undefined;
@@ -71,12 +100,9 @@ export async function publicUrlProblem(url: string, options: UrlGuardOptions): P
   const refused = `Webhook URL must not point to a loopback, private, link-local or metadata address (${host})`;
   if (BLOCKED_NAMES.test(host)) return refused;
   if (isIP(host)) return isPrivateAddress(host) ? refused : undefined;
-  let addresses: string[];
-  try {
-    addresses = await options.dns.addresses(host);
-  } catch {
-    return undefined;
-  }
+  // Delivery resolves through the system resolver, which reads /etc/hosts; the DNS servers may know other names.
+  const answers = await Promise.allSettled([options.dns.addresses(host), options.dns.systemAddresses(host)]);
+  const addresses = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []));
   const internal = addresses.find(isPrivateAddress);
   return internal
     ? `Webhook URL must not point to a loopback, private, link-local or metadata address (${host} resolves to ${internal})`
@@ -87,4 +113,24 @@ export async function publicUrlProblem(url: string, options: UrlGuardOptions): P
 export async function assertPublicUrl(url: string, options: UrlGuardOptions): Promise<void> {
   const problem = await publicUrlProblem(url, options);
   if (problem) throw new Invalid('Invalid configuration', { details: problem });
+}
+
+/**
+ * Throws the spec's 400 `Invalid configuration` when a forward address's domain is a blocked name or an internal IP
+ * address, bare or as a `[...]` literal. A domain whose MX hosts resolve to internal addresses is caught at delivery,
+ * which checks every address it connects to.
+ */
+export function assertPublicForwardAddress(address: string, allowPrivate: boolean): void {
+  if (allowPrivate) return;
+  const domain = address
+    .slice(address.lastIndexOf('@') + 1)
+    .replace(/\.$/, '')
+    .replace(/^\[(?:ipv6:)?(.*)\]$/i, '$1');
+  // The URL parser reads the shorthand IPv4 spellings (`127.1`, `0x7f.1`) that the system resolver accepts too.
+  const host = isIP(domain) || !URL.canParse(`http://${domain}/`) ? domain : new URL(`http://${domain}/`).hostname;
+  if (BLOCKED_NAMES.test(host) || (isIP(host) && isPrivateAddress(host))) {
+    throw new Invalid('Invalid configuration', {
+      details: `Forward address must not point to a loopback, private, link-local or metadata address (${address})`,
+    });
+  }
 }

@@ -41,14 +41,19 @@ export interface WebhookInput {
 export class WebhooksService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly dns: Pick<DnsLookup, 'addresses'>;
-  private readonly allowPrivateWebhooks: boolean;
+  private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  private readonly allowPrivateDestinations: boolean;
 
-  constructor(deps: { db: Db; clock: Clock; dns: Pick<DnsLookup, 'addresses'>; allowPrivateWebhooks: boolean }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+    allowPrivateDestinations: boolean;
+  }) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
-    this.allowPrivateWebhooks = deps.allowPrivateWebhooks;
+    this.allowPrivateDestinations = deps.allowPrivateDestinations;
   }
 
   async list(accountId: string, page: { limit: number; offset: number }) {
@@ -178,7 +183,7 @@ export class WebhooksService {
 
   private async settings(input: WebhookInput) {
     const settings = webhookSettings({ ...input });
-    await assertPublicUrl(settings.url, { allowPrivate: this.allowPrivateWebhooks, dns: this.dns });
+    await assertPublicUrl(settings.url, { allowPrivate: this.allowPrivateDestinations, dns: this.dns });
     return settings;
   }
 

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { isPrivateAddress } from '../../src/endpoints/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -54,6 +56,19 @@ describe('isPrivateAddress', () => {
     ['::ffff:7f00:1', true],
     ['64:ff9b::a00:1', true],
     ['::ffff:8.8.8.8', false],
+    ['::7f00:1', true],
+    ['::808:808', false],
+    ['2002:7f00:1::', true],
+    ['2002:a9fe:a9fe::1', true],
+    ['2002:808:808::', false],
+    ['::ffff:0:7f00:1', true],
+    ['::ffff:0:a00:1', true],
+    ['::ffff:0:808:808', false],
+    ['64:ff9b::7f00:1', true],
+    ['64:ff9b::808:808', false],
+    ['64:ff9b:1::a9fe:a9fe', true],
+    ['64:ff9b:1:2::c0a8:1', true],
+    ['64:ff9b:1::808:808', false],
     ['2606:4700:4700::1111', false],
     ['not-an-ip', true],
   ];
@@ -63,6 +78,24 @@ describe('isPrivateAddress', () => {
     });
   }
 });
+
+/** IPv6 spellings that carry a loopback or metadata IPv4 address: IPv4-compatible, 6to4, SIIT and NAT64. */
+const embeddedIpv4Urls: Array<[string, string]> = [
+  ['http://[::127.0.0.1]/', '::7f00:1'],
+  ['http://[2002:7f00:1::]/', '2002:7f00:1::'],
+  ['http://[::ffff:0:7f00:1]/', '::ffff:0:7f00:1'],
+  ['http://[64:ff9b:1::a9fe:a9fe]/', '64:ff9b:1::a9fe:a9fe'],
+];
+
+/** A name other than `localhost` that this machine's /etc/hosts maps to a loopback or private address, if any. */
+function hostsFileName(): { name: string; address: string } | undefined {
+  for (const line of readFileSync('/etc/hosts', 'utf8').split('\n')) {
+    const [address, ...names] = line.replace(/#.*/, '').trim().split(/\s+/);
+    const name = names.find((n) => !/(^|\.)localhost$/i.test(n));
+    if (address && name && isIP(address) && isPrivateAddress(address)) return { name, address };
+  }
+  return undefined;
+}
 
 const refused = (host: string) => ({
   error: 'Invalid configuration',
@@ -86,6 +119,7 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
     ['http://internal.hooks.test/hook', 'internal.hooks.test resolves to 10.1.2.3'],
     ['http://mixed.hooks.test/hook', 'mixed.hooks.test resolves to fd00::5'],
     ['http://rebind.hooks.test/hook', 'rebind.hooks.test resolves to 169.254.169.254'],
+    ...embeddedIpv4Urls,
   ];
   for (const family of ['e2', 'v2'] as const) {
     for (const [url, host] of blocked) {
@@ -96,6 +130,31 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
       });
     }
   }
+
+  test('a name /etc/hosts maps to an internal address is refused, though DNS does not know it', async (t) => {
+    const entry = hostsFileName();
+    if (!entry) {
+      t.skip('/etc/hosts has no name besides localhost mapped to an internal address');
+      return;
+    }
+    for (const family of ['e2', 'v2']) {
+      const url: string = `http://${entry.name}:8080/hook`;
+      const response = await api.post(`/api/${family}/endpoints`, { name: 'x', type: 'webhook', config: { url } });
+      assert.equal(response.status, 400, url);
+      assert.deepEqual(response.body, refused(`${entry.name.toLowerCase()} resolves to ${entry.address}`));
+    }
+    const legacy = await api.post('/api/v2/webhooks', { name: 'x', url: `http://${entry.name}/hook` });
+    assert.equal(legacy.status, 400);
+    assert.deepEqual(legacy.body, refused(`${entry.name.toLowerCase()} resolves to ${entry.address}`));
+  });
+
+  test('legacy webhooks refuse IPv6 spellings of internal IPv4 addresses', async () => {
+    for (const [url, host] of embeddedIpv4Urls) {
+      const response = await api.post('/api/v2/webhooks', { name: 'x', url });
+      assert.equal(response.status, 400, url);
+      assert.deepEqual(response.body, refused(host));
+    }
+  });
 
   test('public IP literals, names resolving to public addresses and names that do not resolve are accepted', async () => {
     for (const url of [

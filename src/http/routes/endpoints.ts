@@ -64,8 +64,8 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
         summary: 'Create an endpoint',
         description:
           'A webhook endpoint gets its `config.verificationToken` here. The email type also accepts `email` for ' +
-          '`forwardTo` (as `@inboundemail/sdk` sends it). Webhook URLs on private networks are refused unless ' +
-          'WEBHOOK_ALLOW_PRIVATE is set.',
+          '`forwardTo` (as `@inboundemail/sdk` sends it). Webhook URLs and forward addresses on private networks are ' +
+          'refused unless ALLOW_PRIVATE_DESTINATIONS is set.',
         body: Type.Object({
           name: Type.Optional(Type.String()),
           type: Type.Optional(Type.String({ description: '`webhook`, `email` or `email_group`' })),

@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { createForwardEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.ts';
+
+/** Forwarding refuses internal destinations: at create/update for literal ones, at delivery for what DNS says. */
+
+const REASON = 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)';
+
+interface Instance {
+  app: TestApp;
+  api: ApiClient;
+  domainId: string;
+  domain: string;
+}
+
+let dns: DnsServer;
+/** Every forward below that gets through lands here: FORWARD_MX_PORT and SMTP_RELAY_URL both point at it. */
+let sink: SmtpSink;
+let guarded: Instance;
+let counter = 0;
+const started: Instance[] = [];
+
+async function startInstance(domain: string, env: Record<string, string>): Promise<Instance> {
+  const app = await startTestApp({
+    DNS_SERVERS: dns.address,
+    DELIVERY_RETRY_SCALE: '0.001',
+    FORWARD_MX_PORT: String(sink.port),
+    WEBHOOK_ALLOW_PRIVATE: 'false',
+    ...env,
+  });
+  const api = apiClient(app.baseUrl, app.apiKey);
+  const instance = { app, api, domain, domainId: (await createVerifiedDomain(api, dns, domain)).id };
+  started.push(instance);
+  return instance;
+}
+
+before(async () => {
+  dns = await startDnsServer();
+  sink = await startSmtpSink();
+  dns.set('mx-loopback.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
+  dns.set('mx-localhost.test', [{ type: 'MX', exchange: 'localhost', priority: 10 }]);
+  dns.set('mx-metadata.test', [{ type: 'MX', exchange: 'mx.mx-metadata.test', priority: 10 }]);
+  dns.set('mx.mx-metadata.test', [{ type: 'A', address: '169.254.169.254' }]);
+  dns.set('mx-ipv6.test', [{ type: 'MX', exchange: 'mx.mx-ipv6.test', priority: 10 }]);
+  dns.set('mx.mx-ipv6.test', [{ type: 'AAAA', address: '::1' }]);
+  dns.set('no-mx.test', [{ type: 'A', address: '127.0.0.1' }]);
+  guarded = await startInstance('guarded.test', {});
+});
+after(async () => {
+  for (const instance of started) await instance.app.close();
+  await sink.close();
+  await dns.close();
+});
+beforeEach(() => sink.clear());
+
+/** Routes a new address on the instance's domain to a forward endpoint, sends it a message, returns the email id. */
+async function forwardOnce(instance: Instance, type: 'email' | 'email_group', config: Record<string, unknown>) {
+  counter++;
+  const address = `in${counter}@${instance.domain}`;
+  const endpoint = await createForwardEndpoint(instance.api, `Forward ${counter}`, type, config);
+  await routeAddress(instance.api, address, instance.domainId, { endpointId: endpoint.id });
+  const sent = await sendMail({ port: instance.app.smtpPort, from: 'ann@sender.test', to: address, subject: 'Hi' });
+  assert.equal(sent.code, 250, sent.response);
+  return sent.queuedIds[0]!;
+}
+
+const refusedAddress = (address: string) => ({
+  error: 'Invalid configuration',
+  details: `Forward address must not point to a loopback, private, link-local or metadata address (${address})`,
+});
+
+describe('forward targets with internal literal domains are refused on create and update', () => {
+  const refusals: Array<[string, { email: object; email_group: object }]> = [
+    ['x@127.0.0.1', { email: refusedAddress('x@127.0.0.1'), email_group: refusedAddress('x@127.0.0.1') }],
+    ['x@[127.0.0.1]', { email: refusedAddress('x@[127.0.0.1]'), email_group: refusedAddress('x@[127.0.0.1]') }],
+    [
+      'x@[::ffff:127.0.0.1]',
+      { email: refusedAddress('x@[::ffff:127.0.0.1]'), email_group: refusedAddress('x@[::ffff:127.0.0.1]') },
+    ],
+    ['x@0x7f.1', { email: refusedAddress('x@0x7f.1'), email_group: refusedAddress('x@0x7f.1') }],
+    [
+      'x@169.254.169.254',
+      { email: refusedAddress('x@169.254.169.254'), email_group: refusedAddress('x@169.254.169.254') },
+    ],
+    ['x@api.localhost', { email: refusedAddress('x@api.localhost'), email_group: refusedAddress('x@api.localhost') }],
+    // No dot: the reference's address format refuses it first.
+    [
+      'x@localhost',
+      {
+        email: { error: 'Invalid configuration', details: 'Invalid forward-to email address format' },
+        email_group: { error: 'Invalid configuration', details: 'Invalid email address in group: x@localhost' },
+      },
+    ],
+  ];
+  const configs = (address: string) => ({
+    email: { forwardTo: address },
+    email_group: { emails: ['ok@partner.test', address] },
+  });
+
+  for (const family of ['e2', 'v2'] as const) {
+    for (const [address, expected] of refusals) {
+      for (const type of ['email', 'email_group'] as const) {
+        test(`${family}: POST /endpoints (${type}) refuses ${address}`, async () => {
+          const config = configs(address)[type];
+          const response = await guarded.api.post(`/api/${family}/endpoints`, { name: 'x', type, config });
+          assert.equal(response.status, 400);
+          assert.deepEqual(response.body, expected[type]);
+        });
+
+        test(`${family}: PUT /endpoints/{id} (${type}) refuses ${address} and keeps the old config`, async () => {
+          const created = await guarded.api.post(`/api/${family}/endpoints`, {
+            name: 'x',
+            type,
+            config: type === 'email' ? { forwardTo: 'ok@partner.test' } : { emails: ['ok@partner.test'] },
+          });
+          assert.equal(created.status, 201, JSON.stringify(created.body));
+          const response = await guarded.api.put(`/api/${family}/endpoints/${created.body.id}`, {
+            config: configs(address)[type],
+          });
+          assert.equal(response.status, 400);
+          assert.deepEqual(response.body, expected[type]);
+          assert.deepEqual(
+            (await guarded.api.get(`/api/${family}/endpoints/${created.body.id}`)).body.config,
+            created.body.config,
+          );
+        });
+      }
+    }
+  }
+});
+
+describe('direct MX delivery to internal addresses fails and connects nowhere', () => {
+  const cases: Array<[string, string]> = [
+    ['ops@mx-loopback.test', `127.0.0.1: ${REASON}`],
+    ['ops@mx-localhost.test', `localhost resolves to 127.0.0.1: ${REASON}`],
+    ['ops@mx-metadata.test', `mx.mx-metadata.test resolves to 169.254.169.254: ${REASON}`],
+    ['ops@mx-ipv6.test', `mx.mx-ipv6.test resolves to ::1: ${REASON}`],
+    ['ops@no-mx.test', `no-mx.test resolves to 127.0.0.1: ${REASON}`],
+  ];
+  for (const [target, reason] of cases) {
+    test(`a forward to ${target} fails at once with the reason, and the sink receives nothing`, async () => {
+      const emailId = await forwardOnce(guarded, 'email', { forwardTo: target });
+      const delivery = await waitForDelivery(guarded.api, emailId);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.attempts, 1);
+      assert.equal(delivery.lastError, `${target}: ${reason}`);
+      assert.deepEqual(delivery.attemptLog[0]!.recipients, [{ address: target, status: 'failed', error: reason }]);
+      assert.deepEqual(sink.messages, []);
+    });
+  }
+
+  test('email_group: each internal member fails with its own reason', async () => {
+    const emailId = await forwardOnce(guarded, 'email_group', { emails: ['a@mx-localhost.test', 'b@no-mx.test'] });
+    const delivery = await waitForDelivery(guarded.api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.deepEqual(delivery.attemptLog[0]!.recipients, [
+      { address: 'a@mx-localhost.test', status: 'failed', error: `localhost resolves to 127.0.0.1: ${REASON}` },
+      { address: 'b@no-mx.test', status: 'failed', error: `no-mx.test resolves to 127.0.0.1: ${REASON}` },
+    ]);
+    assert.deepEqual(sink.messages, []);
+  });
+});
+
+describe('the allow flags lift the forward guard', () => {
+  test('ALLOW_PRIVATE_DESTINATIONS=true: the MX "localhost" is delivered to', async () => {
+    const open = await startInstance('destinations.test', { ALLOW_PRIVATE_DESTINATIONS: 'true' });
+    const emailId = await forwardOnce(open, 'email', { forwardTo: 'ops@mx-localhost.test' });
+    assert.equal((await waitForDelivery(open.api, emailId)).status, 'success');
+    assert.deepEqual(
+      sink.messages.map((m) => m.rcptTo),
+      [['ops@mx-localhost.test']],
+    );
+  });
+
+  test('WEBHOOK_ALLOW_PRIVATE=true: x@127.0.0.1 is accepted and delivered to its implicit MX', async () => {
+    const open = await startInstance('webhook-flag.test', { WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const emailId = await forwardOnce(open, 'email', { forwardTo: 'x@127.0.0.1' });
+    assert.equal((await waitForDelivery(open.api, emailId)).status, 'success');
+    assert.deepEqual(
+      sink.messages.map((m) => m.rcptTo),
+      [['x@127.0.0.1']],
+    );
+  });
+});
+
+test('SMTP_RELAY_URL on loopback still carries forwards with the guard on: the operator chose the relay', async () => {
+  const relayed = await startInstance('relayed.test', { SMTP_RELAY_URL: sink.url });
+  const emailId = await forwardOnce(relayed, 'email', { forwardTo: 'ops@mx-localhost.test' });
+  assert.equal((await waitForDelivery(relayed.api, emailId)).status, 'success');
+  assert.deepEqual(
+    sink.messages.map((m) => m.rcptTo),
+    [['ops@mx-localhost.test']],
+  );
+});
