@@ -2,7 +2,6 @@ import type { Readable } from 'node:stream';
 import { CompiledQuery, type SqlBool, sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
-import { endAfter, indexByName } from './attachment-stream.ts';
 import {
   type ConditionSet,
   ftsMatchOf,
@@ -10,10 +9,16 @@ import {
   hasStoredCount,
   type MailFilter,
   mailConditions,
+  parseSearch,
   prepareSearch,
   receivedSince,
+  type SqlDialect,
+  type SqlitePlan,
   searchesWords,
-} from './mail-filters.ts';
+  type TextTerm,
+  WordFrequencies,
+} from '../search/index.ts';
+import { endAfter, indexByName } from './attachment-stream.ts';
 import {
   checkE2Reply,
   checkReply,
@@ -22,8 +27,6 @@ import {
   type StateChange,
   type ValidatedReply,
 } from './mail-input.ts';
-import { parseSearch, type TextTerm } from './search-query.ts';
-import type { SqlDialect, SqlitePlan } from './search-sql.ts';
 import {
   type AttachmentInfo,
   EMAIL_COLUMNS,
@@ -35,7 +38,6 @@ import {
   toStoredEmail,
   toSummary,
 } from './stored-email.ts';
-import { WordFrequencies } from './word-frequencies.ts';
 
 /** Raw messages by blob key (the blob store, seen from here). */
 export interface RawMessages {

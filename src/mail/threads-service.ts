@@ -1,7 +1,6 @@
 import { type Clock, Invalid, NotFound } from '../core/index.ts';
 import type { Db, ThreadsTable } from '../db/index.ts';
-import { type MailFilter, mailConditions, prepareSearch } from './mail-filters.ts';
-import type { SqlDialect } from './search-sql.ts';
+import { type MailFilter, mailConditions, prepareSearch, type SqlDialect } from '../search/index.ts';
 import {
   type AddressList,
   type EmailSummary,

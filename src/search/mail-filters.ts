@@ -1,5 +1,5 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import { catchUpSearchIndex, type Database, type Db, searchWords } from '../db/index.ts';
+import type { Database, Db } from '../db/index.ts';
 import { parseSearch, type TextTerm } from './search-query.ts';
 import {
   addressCondition,
@@ -9,6 +9,8 @@ import {
   type SqlitePlan,
   textConditions,
 } from './search-sql.ts';
+import { searchWords } from './search-words.ts';
+import { catchUpSearchIndex } from './sqlite-search-index.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
@@ -96,7 +98,7 @@ export function searchesWords(filter: MailFilter): boolean {
 
 /**
  * Before a list that searches words: on SQLite, indexes the emails still queued for the search index (see
- * src/db/search-index.ts), so that the search finds every email stored before it began.
+ * sqlite-search-index.ts), so that the search finds every email stored before it began.
  */
 export async function prepareSearch(db: Db, dialect: SqlDialect, filter: MailFilter): Promise<void> {
   if (dialect === 'sqlite' && searchesWords(filter)) await catchUpSearchIndex(db);

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type Kysely, sql } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database, SqliteConfig } from '../db/index.ts';
 import { SEARCH_BODY_CHARS } from './search-words.ts';
 
 /**
@@ -40,7 +40,7 @@ export function searchDatabaseFile(file: string): string {
  * that search or index attach it: a write transaction (BEGIN IMMEDIATE) takes the write lock of every database its
  * connection has attached, so ingest's writer, which has no need of the index, must not.
  */
-export function attachSearchDatabase(database: DatabaseSync, file: string, synchronous: string): void {
+export function attachSearchDatabase(database: DatabaseSync, { file, synchronous }: SqliteConfig): void {
   database.prepare('ATTACH DATABASE ? AS search').run(searchDatabaseFile(file));
   database.exec('PRAGMA search.journal_mode = WAL');
   // The queue is trimmed up to what the search file records, so that record must be durable before the trim is.

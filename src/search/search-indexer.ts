@@ -1,8 +1,5 @@
-import type { DatabaseConfig } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
-import { startBackgroundThread } from './background-thread.ts';
-
-type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
+import { type SqliteConfig, startBackgroundThread } from '../db/index.ts';
 
 export interface SearchIndexerThreadData {
   database: SqliteConfig;
@@ -20,7 +17,7 @@ export const SEARCH_INDEXER_THREAD_NAME = 'search-indexer';
 const POLL_MS = 50;
 
 /**
- * Keeps SQLite's search database up to date (see search-index.ts) from a thread and connection of its own, so that
+ * Keeps SQLite's search database up to date (see sqlite-search-index.ts) from a thread and connection of its own, so that
  * neither ingest's writer nor the event loop spends its time on FTS5. A failure is logged and retried at the next
  * poll; the queue keeps what was not applied.
  */

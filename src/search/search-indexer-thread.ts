@@ -1,8 +1,8 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from './database.ts';
-import { indexQueuedEmails } from './search-index.ts';
+import { openDatabase } from '../db/index.ts';
 import type { SearchIndexerThreadData } from './search-indexer.ts';
+import { attachSearchDatabase, indexQueuedEmails } from './sqlite-search-index.ts';
 
 /** The indexer's thread: every poll, applies the queue slice by slice until it is empty. */
 const { database, pollMs } = workerData as SearchIndexerThreadData;
@@ -21,7 +21,7 @@ if (process.platform === 'linux') {
     setPriority(INDEXER_NICE);
   } catch {}
 }
-const handle = await openDatabase(database, { search: true });
+const handle = await openDatabase(database, { attach: attachSearchDatabase });
 let stopping = false;
 let timer: NodeJS.Timeout | undefined;
 let draining: Promise<void> = Promise.resolve();
