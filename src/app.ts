@@ -20,7 +20,7 @@ import {
 } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
 import { RoutingService } from './routing/index.ts';
-import { attachSearchDatabase, startSearchIndexer } from './search/index.ts';
+import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -140,8 +140,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   ingest.onCommitted((emails) => {
     if (emails.some((email) => email.deliveryIds.length > 0)) delivery.jobsQueued();
   });
-  const mail = new MailService({ db, dialect: database.kind, clock, raw: blobs, extractAttachment });
-  const threads = new ThreadsService({ db, dialect: database.kind, clock });
+  const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
+  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });
+  const threads = new ThreadsService({ db, pages, clock });
   const http = await buildHttpServer(
     {
       accounts,

@@ -10,7 +10,6 @@ export {
 } from './mail-input.ts';
 export {
   type AttachmentExtractor,
-  COUNT_LIMIT,
   type EmailDetail,
   type MailList,
   MailService,
