@@ -15,10 +15,9 @@ type PageForm = 'matches-first' | 'sorted-matches' | 'recent-walk';
 
 /**
  * How many of the newest emails a `recent-walk` page tests before it gives up and sorts every match instead. A
- * search with more than COUNT_LIMIT matches nearly always fills a page well within them (a word in 0.5% of emails
- * within 10,000), and testing an email costs one to two microseconds. PostgreSQL, whose estimates for phrases and
- * prefixes are far off, would otherwise sort thousands of GIN matches spread over the whole table (25-40 ms at a
- * million emails), or walk the whole table for a phrase it believes rare.
+ * search with more than COUNT_LIMIT matches nearly always fills a page well within them, and testing an email is
+ * cheap. PostgreSQL, whose estimates for phrases and prefixes are far off, would otherwise sort thousands of GIN
+ * matches spread over the whole table, or walk the whole table for a phrase it believes rare.
  */
 const RECENT_WALK_EMAILS = 20_000;
 
@@ -88,11 +87,10 @@ export class PostgresMailPages implements MailPages {
 
   /**
    * Whether a search's count should walk the emails newest first and stop at the limit. It should when every
-   * positive term is common: the planner otherwise reads a common word's whole GIN list (about half a microsecond
-   * per email that holds it) and ANDs it with the other conditions' (a time window, unread), where a walk finds the
-   * limit's matches within a few thousand emails. Rarer words have short lists, and the planner's own plan is the
-   * better one; so is it for a `has:attachment` search, whose own GIN index holds a tenth of the emails (migration
-   * 0011).
+   * positive term is common: the planner otherwise reads a common word's whole GIN list and ANDs it with the other
+   * conditions' (a time window, unread), where a walk finds the limit's matches within a few thousand emails. Rarer
+   * words have short lists, and the planner's own plan is the better one; so is it for a `has:attachment` search,
+   * whose own GIN index holds a tenth of the emails (migration 0011).
    */
   #countsNewestFirst(filter: MailFilter): boolean {
     if (!filter.search?.trim()) return false;

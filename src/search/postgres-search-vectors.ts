@@ -109,10 +109,10 @@ function vectorText(vector: Vector): string {
 /**
  * A message's PostgreSQL search vectors, as tsvector text, one per recipient's row: what migration 0005's expression
  * computed in the database, built here with the word rule itself. PostgreSQL's regular expression and text parser
- * cost its backend about 1.3 ms for a 10 KB body, the most of storing an email there; reading this text back costs
- * it a fifth of that. It also makes the words the same as a search's whatever the database's locale (its
- * `[[:alnum:]]` follows the database's ctype; plain `C` knows no letters past ASCII). The shared fields are split
- * once; `recipients` is each row's envelope recipient with the To, Cc and Bcc header texts.
+ * were most of what storing an email cost its backend; reading this text back costs it far less. It also makes the
+ * words the same as a search's whatever the database's locale (its `[[:alnum:]]` follows the database's ctype; plain
+ * `C` knows no letters past ASCII). The shared fields are split once; `recipients` is each row's envelope recipient
+ * with the To, Cc and Bcc header texts.
  */
 export function postgresSearchVectors(fields: SharedSearchFields): (recipients: string) => string {
   const subjectAndSender = concat(fieldVector(fields.subject, 'A'), fieldVector(fields.sender, 'B'));

@@ -4,7 +4,7 @@
  * with it; PostgreSQL's search vectors are built with it (see postgresSearchVectors).
  */
 export function searchWords(text: string): string[] {
-  // Matching the runs takes half the time of splitting at what separates them (a 10 KB body: 40 µs against 80).
+  // Matching the runs is cheaper than splitting at what separates them.
   return text.toLowerCase().match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
 }
 
