@@ -18,8 +18,9 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { type App, createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/index.ts';
-import { catchUpSearchIndex, type EmailsTable } from '../src/db/index.ts';
+import type { EmailsTable } from '../src/db/index.ts';
 import type { MailFilter } from '../src/mail/index.ts';
+import { catchUpSearchIndex } from '../src/search/index.ts';
 import { table } from './table.ts';
 
 export interface QueryTiming {
@@ -230,7 +231,7 @@ async function time(name: string, run: () => Promise<Answer>): Promise<QueryTimi
 async function databaseMegabytes(app: App, dataDir: string): Promise<number> {
   if (app.database.kind === 'sqlite') {
     let bytes = 0;
-    // The main database and the search database (see src/db/search-index.ts), each with its WAL.
+    // The main database and the search database (see src/search/sqlite-search-index.ts), each with its WAL.
     for (const file of [
       'mailroom.sqlite',
       'mailroom.sqlite-wal',
@@ -369,7 +370,7 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
         await sql`vacuum analyze emails`.execute(db);
         await sql`checkpoint`.execute(db);
       } else {
-        // The search indexer would have indexed the emails as they arrived (see src/db/search-index.ts).
+        // The search indexer would have indexed the emails as they arrived (see src/search/sqlite-search-index.ts).
         await catchUpSearchIndex(db);
         await sql`pragma optimize`.execute(db);
       }

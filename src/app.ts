@@ -5,13 +5,7 @@ import { EmailAddressesService } from './addresses/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
-import {
-  type DatabaseHandle,
-  migrateToLatest,
-  openDatabase,
-  startSearchIndexer,
-  startWalCheckpointer,
-} from './db/index.ts';
+import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
 import { createDeliverySystem, type DeliverySystem } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
@@ -26,6 +20,7 @@ import {
 } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
 import { RoutingService } from './routing/index.ts';
+import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -65,7 +60,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   // The event loop's connection searches, so on SQLite it has the search database attached.
-  const database = await openDatabase(config.database, { search: true });
+  const database = await openDatabase(config.database, { attach: attachSearchDatabase });
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
   const searchIndexer = config.database.kind === 'sqlite' ? startSearchIndexer(config.database, logger) : undefined;
@@ -145,8 +140,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   ingest.onCommitted((emails) => {
     if (emails.some((email) => email.deliveryIds.length > 0)) delivery.jobsQueued();
   });
-  const mail = new MailService({ db, dialect: database.kind, clock, raw: blobs, extractAttachment });
-  const threads = new ThreadsService({ db, dialect: database.kind, clock });
+  const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
+  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });
+  const threads = new ThreadsService({ db, pages, clock });
   const http = await buildHttpServer(
     {
       accounts,

@@ -5,10 +5,11 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/index.ts';
 import type { Database } from './schema.ts';
-import { attachSearchDatabase } from './search-index.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 
 export type Db = Kysely<Database>;
+
+export type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 
 export interface DatabaseHandle {
   db: Db;
@@ -19,8 +20,8 @@ export interface DatabaseHandle {
 }
 
 export interface OpenOptions {
-  /** SQLite: attach the search database (see search-index.ts), for a connection that searches or indexes. */
-  search?: boolean;
+  /** SQLite: attaches further databases to the connection once it is set up (search's file, for one that searches). */
+  attach?: (database: DatabaseSync, config: SqliteConfig) => void;
 }
 
 export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<DatabaseHandle> {
@@ -36,7 +37,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenOptions 
   };
 }
 
-function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>, options: OpenOptions) {
+function openSqlite(config: SqliteConfig, options: OpenOptions) {
   mkdirSync(dirname(config.file), { recursive: true });
   const database = new DatabaseSync(config.file, { timeout: 5000 });
   database.exec('PRAGMA journal_mode = WAL');
@@ -51,7 +52,7 @@ function openSqlite(config: Extract<DatabaseConfig, { kind: 'sqlite' }>, options
   // connection checkpoints in its own commit only once the WAL passes 32 MiB (8,192 pages of 4 KiB), which bounds
   // the WAL's size, and does all of it where no checkpointer runs (the CLI).
   database.exec('PRAGMA wal_autocheckpoint = 8192');
-  if (options.search) attachSearchDatabase(database, config.file, config.synchronous);
+  options.attach?.(database, config);
   return createSqliteDialect(database);
 }
 

@@ -1,11 +1,9 @@
-export { type DatabaseHandle, type Db, openDatabase } from './database.ts';
+export { startBackgroundThread } from './background-thread.ts';
+export { type DatabaseHandle, type Db, openDatabase, type SqliteConfig } from './database.ts';
 export { fromFlag, toFlag } from './flags.ts';
 export { insertRow } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { migrateToLatest } from './migrate.ts';
 export { preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
-export { catchUpSearchIndex, indexQueuedEmails, searchDatabaseFile } from './search-index.ts';
-export { SEARCH_INDEXER_THREAD_NAME, startSearchIndexer } from './search-indexer.ts';
-export { fitsPostgresIndex, postgresSearchVectors, type SharedSearchFields, searchWords } from './search-words.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

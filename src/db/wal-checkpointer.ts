@@ -1,8 +1,6 @@
-import type { DatabaseConfig } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import { startBackgroundThread } from './background-thread.ts';
-
-type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
+import type { SqliteConfig } from './database.ts';
 
 export interface WalCheckpointThreadData {
   file: string;

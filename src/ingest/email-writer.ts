@@ -1,14 +1,8 @@
 import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import {
-  type Database,
-  type DeliveriesTable,
-  type EmailsTable,
-  insertRow,
-  postgresSearchVectors,
-  preparedQuery,
-} from '../db/index.ts';
+import { type Database, type DeliveriesTable, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
+import { postgresSearchVectors } from '../search/index.ts';
 import type { Analysis } from './analysis.ts';
 import { placeInThread, threadingMessageIds } from './threading.ts';
 

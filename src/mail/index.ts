@@ -1,4 +1,4 @@
-export type { MailFilter, TimeRange } from './mail-filters.ts';
+export type { MailFilter, TimeRange } from '../search/index.ts';
 export {
   BULK_MAX,
   bulkIdsOf,
@@ -10,7 +10,6 @@ export {
 } from './mail-input.ts';
 export {
   type AttachmentExtractor,
-  COUNT_LIMIT,
   type EmailDetail,
   type MailList,
   MailService,
@@ -19,8 +18,6 @@ export {
   type ReadState,
 } from './mail-service.ts';
 export { sanitizeEmailHtml } from './sanitize-email-html.ts';
-export { parseSearch, type SearchQuery } from './search-query.ts';
-export type { SqlDialect } from './search-sql.ts';
 export {
   type AddressList,
   type AttachmentInfo,

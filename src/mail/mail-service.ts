@@ -1,19 +1,10 @@
 import type { Readable } from 'node:stream';
-import { CompiledQuery, type SqlBool, sql } from 'kysely';
+import { sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
+import type { MailPages } from '../search/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
-import {
-  type ConditionSet,
-  ftsMatchOf,
-  hasCheaperSubset,
-  hasStoredCount,
-  type MailFilter,
-  mailConditions,
-  prepareSearch,
-  receivedSince,
-  searchesWords,
-} from './mail-filters.ts';
+import { type ListFilter, resolveListFilter } from './list-filter.ts';
 import {
   checkE2Reply,
   checkReply,
@@ -22,8 +13,6 @@ import {
   type StateChange,
   type ValidatedReply,
 } from './mail-input.ts';
-import { parseSearch, type TextTerm } from './search-query.ts';
-import type { SqlDialect, SqlitePlan } from './search-sql.ts';
 import {
   type AttachmentInfo,
   EMAIL_COLUMNS,
@@ -35,7 +24,6 @@ import {
   toStoredEmail,
   toSummary,
 } from './stored-email.ts';
-import { WordFrequencies } from './word-frequencies.ts';
 
 /** Raw messages by blob key (the blob store, seen from here). */
 export interface RawMessages {
@@ -48,18 +36,15 @@ export type AttachmentExtractor = (raw: Readable, index: number) => Promise<{ st
 
 export interface MailServiceDeps {
   db: Db;
-  dialect: SqlDialect;
+  /** How the database finds a list's page (SqliteMailPages or PostgresMailPages). */
+  pages: MailPages;
   clock: Clock;
   raw: RawMessages;
   extractAttachment: AttachmentExtractor;
-  /** PostgreSQL: how many of the newest emails a `recent-walk` page tests (default RECENT_WALK_EMAILS). */
-  recentWalkEmails?: number;
 }
 
 /** Raw messages up to this size are returned inline as `content.rawContent`; larger ones only through `/raw`. */
 export const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
-/** How many matches a list narrowed through the search index counts before it stops (see `list`). */
-export const COUNT_LIMIT = 1_000;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -69,37 +54,6 @@ export interface MailList {
   total: number;
   totalIsExact: boolean;
   hasMore: boolean;
-}
-
-/**
- * How a page is read: a SqlitePlan, or on PostgreSQL `sorted-matches` (few matches: every GIN match, sorted) or
- * `recent-walk` (many matches: the newest RECENT_WALK_EMAILS emails, tested one by one until the page is full).
- */
-type PageForm = SqlitePlan | 'sorted-matches' | 'recent-walk';
-
-/**
- * How many of the newest emails a `recent-walk` page tests before it gives up and sorts every match instead. A
- * search with more than COUNT_LIMIT matches nearly always fills a page well within them (a word in 0.5% of emails
- * within 10,000), and testing an email costs one to two microseconds. PostgreSQL, whose estimates for phrases and
- * prefixes are far off, would otherwise sort thousands of GIN matches spread over the whole table (25-40 ms at a
- * million emails), or walk the whole table for a phrase it believes rare.
- */
-const RECENT_WALK_EMAILS = 20_000;
-
-/** The columns an address condition reads (see mailConditions), which a `recent-walk` then carries. */
-const ADDRESS_COLUMNS = [
-  'emails.from_address',
-  'emails.recipient',
-  'emails.to_json',
-  'emails.cc_json',
-  'emails.bcc_json',
-] as const;
-
-/** A page's ids, one more than its limit when there are more, and the list's total. */
-interface FoundPage {
-  pageIds: string[];
-  total: number;
-  totalIsExact: boolean;
 }
 
 export interface EmailDetail {
@@ -128,43 +82,23 @@ async function readAll(stream: Readable): Promise<Buffer> {
 /** Stored mail: lists and search, the single read (which marks it read), read and archive state, threads. */
 export class MailService {
   readonly #db: Db;
-  readonly #dialect: SqlDialect;
+  readonly #pages: MailPages;
   readonly #clock: Clock;
   readonly #raw: RawMessages;
   readonly #extractAttachment: AttachmentExtractor;
-  readonly #wordFrequencies: WordFrequencies | undefined;
-  readonly #recentWalkEmails: number;
-  readonly #isCommon = (term: TextTerm) => this.#wordFrequencies?.isCommon(term) ?? false;
 
   constructor(deps: MailServiceDeps) {
     this.#db = deps.db;
-    this.#dialect = deps.dialect;
+    this.#pages = deps.pages;
     this.#clock = deps.clock;
     this.#raw = deps.raw;
     this.#extractAttachment = deps.extractAttachment;
-    this.#wordFrequencies = deps.dialect === 'postgres' ? new WordFrequencies(deps.db) : undefined;
-    this.#recentWalkEmails = deps.recentWalkEmails ?? RECENT_WALK_EMAILS;
   }
 
-  /**
-   * Newest first. `emailId` stands for every email of that email's thread. A search of words or an address
-   * counts at most COUNT_LIMIT matches (`totalIsExact` is false beyond that), so a broad search costs the
-   * same as a narrow one; other lists count exactly, from the kept counts where the filter allows (hasStoredCount).
-   */
-  async list(
-    accountId: string,
-    filter: MailFilter & { emailId?: string },
-    page: { limit: number; offset: number },
-  ): Promise<MailList> {
-    const resolved = await this.#resolve(accountId, filter);
-    const now = this.#clock.now().getTime();
-    await this.#wordFrequencies?.refresh();
-    await prepareSearch(this.#db, this.#dialect, resolved);
-    const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
-    const found =
-      match === undefined
-        ? await this.#findPage(accountId, resolved, now, page)
-        : await this.#findSqliteMatches(accountId, resolved, match, now, page);
+  /** Newest first (see MailPages.find). `emailId` stands for every email of that email's thread. */
+  async list(accountId: string, filter: ListFilter, page: { limit: number; offset: number }): Promise<MailList> {
+    const resolved = await resolveListFilter(this.#db, accountId, filter);
+    const found = await this.#pages.find(accountId, resolved, this.#clock.now().getTime(), page);
     const ids = found.pageIds.slice(0, page.limit);
     const rows =
       ids.length === 0
@@ -184,316 +118,10 @@ export class MailService {
     };
   }
 
-  /**
-   * SQLite, a search through the index: one pass takes the matches out of FTS5 highest rowid first, which stops as
-   * soon as it has COUNT_LIMIT + 1 (or the page's depth) and so never reads a common word's whole list, and counts
-   * them. Fewer than that are every match, sorted here. Otherwise the newest page among them is the real one unless
-   * an email with a lower rowid than all of them was received as late as the page's last (rowids follow arrival, so
-   * only mail stored out of order); then the newest emails are walked instead.
-   */
-  async #findSqliteMatches(
-    accountId: string,
-    filter: MailFilter,
-    match: string,
-    now: number,
-    page: { limit: number; offset: number },
-  ): Promise<FoundPage> {
-    const depth = page.offset + page.limit + 1;
-    const wanted = Math.max(COUNT_LIMIT + 1, depth);
-    const floor = await this.#rowidFloor(accountId, filter, now);
-    if (floor === null) return { pageIds: [], total: 0, totalIsExact: true };
-    const matches = await this.#sqliteMatches(accountId, filter, match, now, floor, wanted).execute();
-    const total = Math.min(matches.length, COUNT_LIMIT);
-    const totalIsExact = matches.length <= COUNT_LIMIT;
-    // The list's order (received_at, then id, both descending); both are ASCII, so this compares as SQLite does.
-    const newest = matches.toSorted((a, b) =>
-      a.received_at === b.received_at ? (a.id < b.id ? 1 : -1) : a.received_at < b.received_at ? 1 : -1,
-    );
-    if (matches.length === wanted) {
-      const straggler = await this.#db
-        .selectFrom('emails')
-        .select('emails.id')
-        .where('emails.account_id', '=', accountId)
-        .where('emails.received_at', '>=', newest[depth - 1]!.received_at)
-        .where(sql<SqlBool>`emails.rowid < ${matches.at(-1)!.rowid}`)
-        .limit(1)
-        .executeTakeFirst();
-      if (straggler) {
-        const pageIds = await this.#pageQuery(accountId, filter, now, 'newest-first', page).execute();
-        return { pageIds: pageIds.map((row) => row.id), total, totalIsExact };
-      }
-    }
-    return { pageIds: newest.slice(page.offset, depth).map((row) => row.id), total, totalIsExact };
-  }
-
-  /**
-   * The lowest rowid the filter's time window can hold (rowids below the account's first email of the window cannot
-   * match, so FTS5 seeks past them): undefined without a window, null when the window is empty.
-   */
-  async #rowidFloor(
-    accountId: string,
-    filter: MailFilter,
-    now: number,
-    db: Db = this.#db,
-  ): Promise<number | null | undefined> {
-    const since = receivedSince(filter, now);
-    if (since === undefined) return undefined;
-    const row = await db
-      .selectFrom('emails')
-      .select(sql<number | null>`min(emails.rowid)`.as('rowid'))
-      .where('emails.account_id', '=', accountId)
-      .where('emails.received_at', '>=', since)
-      .executeTakeFirstOrThrow();
-    return row.rowid;
-  }
-
-  /** SQLite's `fts-joined` plan: the filter's matches, highest rowid first, straight out of FTS5. */
-  #sqliteMatches(
-    accountId: string,
-    filter: MailFilter,
-    match: string,
-    now: number,
-    floor: number | undefined,
-    wanted: number,
-  ) {
-    return this.#db
-      .selectFrom('emails')
-      .innerJoin(sql<{ rowid: number }>`emails_fts`.as('emails_fts'), (join) =>
-        join.on(sql<SqlBool>`emails_fts.rowid = emails.rowid`),
-      )
-      .select(['emails.id', 'emails.received_at', sql<number>`emails.rowid`.as('rowid')])
-      .where(sql<SqlBool>`emails_fts match ${match}`)
-      .$if(floor !== undefined, (query) => query.where(sql<SqlBool>`emails_fts.rowid >= ${floor}`))
-      .where((eb) => eb.and(mailConditions(this.#dialect, accountId, filter, now, { plan: 'fts-joined' })(eb)))
-      .orderBy(sql`emails_fts.rowid`, 'desc')
-      .limit(wanted);
-  }
-
-  /** The page's ids (one more than the limit, to tell hasMore) and the total, for any list. */
-  async #findPage(
-    accountId: string,
-    resolved: MailFilter,
-    now: number,
-    page: { limit: number; offset: number },
-  ): Promise<FoundPage> {
-    const { total, totalIsExact, form } = await this.#count(accountId, resolved, now);
-    let rows = await this.#pageQuery(accountId, resolved, now, form, page).execute();
-    if (form === 'recent-walk' && rows.length <= page.limit) {
-      // The walked emails held too few matches to fill the page (or it is the last page).
-      rows = await this.#pageQuery(accountId, resolved, now, 'sorted-matches', page).execute();
-    }
-    return { pageIds: rows.map((row) => row.id), total, totalIsExact };
-  }
-
-  /** The list's total, and the form of page query that suits it. */
-  async #count(
-    accountId: string,
-    resolved: MailFilter,
-    now: number,
-    db: Db = this.#db,
-  ): Promise<{ total: number; totalIsExact: boolean; form: PageForm }> {
-    if (searchesWords(resolved)) {
-      const newestFirst = this.#countsNewestFirst(resolved);
-      const countUpToLimit = async (set: 'all' | 'subset') => {
-        const matches = this.#matching(accountId, resolved, now, 'matches-first', set).select('emails.id');
-        const counted = await db
-          .selectFrom(
-            (newestFirst && set === 'all' ? matches.orderBy('emails.received_at', 'desc') : matches)
-              .limit(COUNT_LIMIT + 1)
-              .as('matches'),
-          )
-          .select((eb) => eb.fn.countAll().as('total'))
-          .executeTakeFirstOrThrow();
-        return Number(counted.total);
-      };
-      // A broad search usually has more than COUNT_LIMIT matches in a subset that is far cheaper to find.
-      const total =
-        hasCheaperSubset(resolved) && (await countUpToLimit('subset')) > COUNT_LIMIT
-          ? COUNT_LIMIT + 1
-          : await countUpToLimit('all');
-      const totalIsExact = total <= COUNT_LIMIT;
-      return {
-        total: Math.min(total, COUNT_LIMIT),
-        totalIsExact,
-        // Many matches: walking the newest emails finds a page sooner than sorting every match.
-        form:
-          this.#dialect === 'postgres'
-            ? totalIsExact
-              ? 'sorted-matches'
-              : 'recent-walk'
-            : totalIsExact
-              ? 'matches-first'
-              : 'newest-first',
-      };
-    }
-    if (hasStoredCount(resolved)) {
-      return { total: await this.#storedCount(accountId, resolved), totalIsExact: true, form: 'matches-first' };
-    }
-    const counted = await db
-      .selectFrom(this.#matching(accountId, resolved, now, 'matches-first').select('emails.id').as('listed'))
-      .select((eb) => eb.fn.countAll().as('total'))
-      .executeTakeFirstOrThrow();
-    return { total: Number(counted.total), totalIsExact: true, form: 'matches-first' };
-  }
-
-  /**
-   * PostgreSQL: whether a search's count should walk the emails newest first and stop at the limit. It should when
-   * every positive term is common: the planner otherwise reads a common word's whole GIN list (about half a
-   * microsecond per email that holds it) and ANDs it with the other conditions' (a time window, unread), where a
-   * walk finds the limit's matches within a few thousand emails. Rarer words have short lists, and the planner's own
-   * plan is the better one; so is it for a `has:attachment` search, whose own GIN index holds a tenth of the emails
-   * (migration 0011).
-   */
-  #countsNewestFirst(filter: MailFilter): boolean {
-    if (!this.#wordFrequencies || !filter.search?.trim()) return false;
-    const { terms, filters } = parseSearch(filter.search);
-    const positive = terms.filter((term) => !term.negated);
-    return (
-      positive.length > 0 &&
-      positive.every((term) => this.#wordFrequencies!.isCommon(term)) &&
-      !filters.some((condition) => condition.kind === 'attachment' && condition.value)
-    );
-  }
-
-  #matching(accountId: string, filter: MailFilter, now: number, plan: SqlitePlan, set: ConditionSet = 'all') {
-    return this.#db
-      .selectFrom('emails')
-      .where((eb) =>
-        eb.and(mailConditions(this.#dialect, accountId, filter, now, { plan, set, isCommon: this.#isCommon })(eb)),
-      );
-  }
-
-  /** The page's ids, newest first, one more than the limit. */
-  #pageQuery(
-    accountId: string,
-    filter: MailFilter,
-    now: number,
-    form: PageForm,
-    page: { limit: number; offset: number },
-  ) {
-    if (form === 'recent-walk') {
-      // The inner query can only be answered by walking an index newest first (the LIMIT bounds it); the outer one
-      // tests each email it yields for the words and stops as soon as the page is full.
-      const recent = this.#matching(accountId, filter, now, 'matches-first', 'scope')
-        .select(['emails.id', 'emails.received_at', sql<string>`emails.search_vector`.as('search_vector')])
-        .$if(filter.emailAddress !== undefined, (query) => query.select(ADDRESS_COLUMNS))
-        .orderBy('emails.received_at', 'desc')
-        .orderBy('emails.id', 'desc')
-        .limit(this.#recentWalkEmails);
-      // The derived table is named `emails` and carries every column the word conditions read, so they apply to it
-      // as written for the table (hence the cast).
-      return this.#db
-        .selectFrom(recent.as('emails'))
-        .where((eb) =>
-          eb.and(
-            mailConditions(this.#dialect, accountId, filter, now, { set: 'words', isCommon: this.#isCommon })(
-              eb as never,
-            ),
-          ),
-        )
-        .select('emails.id as id')
-        .orderBy('emails.received_at', 'desc')
-        .orderBy('emails.id', 'desc')
-        .limit(page.limit + 1)
-        .offset(page.offset);
-    }
-    if (form === 'sorted-matches') {
-      // OFFSET 0 keeps PostgreSQL from walking the newest emails (its estimate for a rare prefix is far too high):
-      // it reads the GIN matches and sorts them instead.
-      return this.#db
-        .selectFrom(
-          this.#matching(accountId, filter, now, 'matches-first')
-            .select(['emails.id', 'emails.received_at'])
-            .offset(0)
-            .as('matches'),
-        )
-        .select('matches.id as id')
-        .orderBy('matches.received_at', 'desc')
-        .orderBy('matches.id', 'desc')
-        .limit(page.limit + 1)
-        .offset(page.offset);
-    }
-    return this.#matching(accountId, filter, now, form)
-      .select('emails.id as id')
-      .orderBy('emails.received_at', 'desc')
-      .orderBy('emails.id', 'desc')
-      .limit(page.limit + 1)
-      .offset(page.offset);
-  }
-
-  /** The exact total of a filter that hasStoredCount accepts, summed from email_counts. */
-  async #storedCount(accountId: string, filter: MailFilter): Promise<number> {
-    if (filter.domainIds?.length === 0) return 0;
-    const archived = filter.archived ?? 'exclude';
-    let query = this.#db
-      .selectFrom('email_counts')
-      .select(sql<string | number | null>`sum(count)`.as('total'))
-      .where('account_id', '=', accountId);
-    if (archived !== 'include') query = query.where('is_archived', '=', archived === 'only' ? 1 : 0);
-    if (filter.parseSuccess !== undefined) query = query.where('parse_success', '=', filter.parseSuccess ? 1 : 0);
-    if (filter.isRead !== undefined) query = query.where('is_read', '=', filter.isRead ? 1 : 0);
-    if (filter.domainIds) query = query.where('domain_id', 'in', filter.domainIds);
-    const row = await query.executeTakeFirstOrThrow();
-    return Number(row.total ?? 0);
-  }
-
-  /**
-   * The database's plan for the query that finds a list's first page (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on
-   * PostgreSQL), one line per row, in the form `list` would choose for it (it runs the count that decides): shows
-   * whether a search reads the full-text index. `connection` lets a caller explain on a session whose planner
-   * settings it chose.
-   */
-  async explainList(
-    accountId: string,
-    filter: MailFilter & { emailId?: string },
-    connection: Db = this.#db,
-  ): Promise<string[]> {
-    const resolved = await this.#resolve(accountId, filter);
-    const now = this.#clock.now().getTime();
-    await this.#wordFrequencies?.refresh();
-    const page = { limit: 50, offset: 0 };
-    const match = this.#dialect === 'sqlite' ? ftsMatchOf(resolved) : undefined;
-    const compiled =
-      match === undefined
-        ? this.#pageQuery(
-            accountId,
-            resolved,
-            now,
-            (await this.#count(accountId, resolved, now, connection)).form,
-            page,
-          ).compile()
-        : this.#sqliteMatches(
-            accountId,
-            resolved,
-            match,
-            now,
-            (await this.#rowidFloor(accountId, resolved, now, connection)) ?? undefined,
-            COUNT_LIMIT + 1,
-          ).compile();
-    const explain = this.#dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const result = await connection.executeQuery<Record<string, unknown>>(
-      CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]),
-    );
-    return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN']));
-  }
-
-  async #resolve(accountId: string, filter: MailFilter & { emailId?: string }): Promise<MailFilter> {
-    if (filter.emailAddress !== undefined && filter.emailId !== undefined) {
-      throw new Invalid('Cannot filter by both emailAddress and emailId at the same time');
-    }
-    const { emailId, domain, ...rest } = filter;
-    const resolved: MailFilter = { ...rest };
-    const name = domain?.trim().toLowerCase();
-    if (name && name !== 'all') {
-      const rows = await this.#db
-        .selectFrom('domains')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .where((eb) => eb.or([eb('domain', '=', name), eb('id', '=', domain!.trim())]))
-        .execute();
-      resolved.domainIds = rows.map((row) => row.id);
-    }
-    return emailId === undefined ? resolved : { ...resolved, ...(await this.#threadFilter(accountId, emailId)) };
+  /** The database's plan for the query that finds a list's first page (see MailPages.explain). */
+  async explainList(accountId: string, filter: ListFilter, connection: Db = this.#db): Promise<string[]> {
+    const resolved = await resolveListFilter(this.#db, accountId, filter);
+    return this.#pages.explain(accountId, resolved, this.#clock.now().getTime(), connection);
   }
 
   /** Names of the account's domains that have received mail, for the list's `filters.uniqueDomains`. */
@@ -532,17 +160,6 @@ export class MailService {
       .where('received_at', '>=', since(30))
       .executeTakeFirstOrThrow();
     return { last24h: Number(row.last24h ?? 0), last7d: Number(row.last7d ?? 0), last30d: Number(row.last30d ?? 0) };
-  }
-
-  async #threadFilter(accountId: string, emailId: string): Promise<MailFilter> {
-    const row = await this.#db
-      .selectFrom('emails')
-      .select(['id', 'thread_id'])
-      .where('account_id', '=', accountId)
-      .where('id', '=', emailId)
-      .executeTakeFirst();
-    if (!row) return { ids: [] };
-    return row.thread_id ? { threadId: row.thread_id, archived: 'include' } : { ids: [row.id], archived: 'include' };
   }
 
   /** The email, without side effects; NotFound(`notFound`) when it is unknown or another account's. */

@@ -1,7 +1,6 @@
 import { type Clock, Invalid, NotFound } from '../core/index.ts';
 import type { Db, ThreadsTable } from '../db/index.ts';
-import { type MailFilter, mailConditions, prepareSearch } from './mail-filters.ts';
-import type { SqlDialect } from './search-sql.ts';
+import type { MailFilter, MailPages } from '../search/index.ts';
 import {
   type AddressList,
   type EmailSummary,
@@ -79,12 +78,12 @@ function summarize(thread: ThreadsTable, emails: EmailSummary[]): ThreadSummary 
 /** Conversations (threads ingest builds from Message-ID, In-Reply-To and References), newest activity first. */
 export class ThreadsService {
   readonly #db: Db;
-  readonly #dialect: SqlDialect;
+  readonly #pages: MailPages;
   readonly #clock: Clock;
 
-  constructor(deps: { db: Db; dialect: SqlDialect; clock: Clock }) {
+  constructor(deps: { db: Db; pages: MailPages; clock: Clock }) {
     this.#db = deps.db;
-    this.#dialect = deps.dialect;
+    this.#pages = deps.pages;
     this.#clock = deps.clock;
   }
 
@@ -116,8 +115,7 @@ export class ThreadsService {
         isRead: query.unreadOnly ? false : undefined,
         archived: 'include',
       };
-      await prepareSearch(this.#db, this.#dialect, filter);
-      const where = mailConditions(this.#dialect, accountId, filter, this.#clock.now().getTime());
+      const where = await this.#pages.conditions(accountId, filter, this.#clock.now().getTime());
       select = select.where('threads.id', 'in', (eb) =>
         eb
           .selectFrom('emails')

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/core/index.ts';
 import { extractAttachment } from '../../src/ingest/index.ts';
 import { MailService } from '../../src/mail/index.ts';
+import { PostgresMailPages } from '../../src/search/index.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
 /** 1,100 stored emails (11 messages to 100 `+tag` recipients each) that all match one search word. */
@@ -96,11 +97,10 @@ describe('a search counts at most 1,000 matches', () => {
     if (app.database.kind !== 'postgres') return t.skip('the walk is PostgreSQL-only');
     const shortWalk = new MailService({
       db: app.database.db,
-      dialect: 'postgres',
+      pages: new PostgresMailPages(app.database.db, { recentWalkEmails: 10 }),
       clock: systemClock,
       raw: app.blobs,
       extractAttachment,
-      recentWalkEmails: 10,
     });
     const { account_id: accountId } = await app.database.db
       .selectFrom('emails')

@@ -3,15 +3,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { SEARCH_INDEXER_THREAD_NAME } from '../../src/db/index.ts';
 import { INGEST_THREAD_NAMES } from '../../src/ingest/index.ts';
+import { SEARCH_INDEXER_THREAD_NAME } from '../../src/search/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
 /**
  * On SQLite the search index is a database of its own, which a thread brings up to date from a queue
- * (src/db/search-index.ts). None of that may show: a search finds an email as soon as its 250 was sent, and an email
- * changed or deleted, indexed or still queued, is found by what it holds now and by nothing else.
+ * (src/search/sqlite-search-index.ts). None of that may show: a search finds an email as soon as its 250 was sent,
+ * and an email changed or deleted, indexed or still queued, is found by what it holds now and by nothing else.
  */
 
 let world: MailWorld;

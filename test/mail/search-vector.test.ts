@@ -5,11 +5,11 @@ import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
 /**
- * PostgreSQL's search vectors are written by ingest (src/db/search-words.ts), no longer computed by the database
- * (migration 0015). For text whose words the database's `[[:alnum:]]` and the search word rule split alike, they
- * must be exactly what the database computed: the same words at the same positions and weights, within the same
- * limits. The database still computes one for a row inserted without one, and for an UPDATE of an indexed field,
- * which is how the test reads what it would have computed.
+ * PostgreSQL's search vectors are written by ingest (src/search/postgres-search-vectors.ts), no longer computed by
+ * the database (migration 0015). For text whose words the database's `[[:alnum:]]` and the search word rule split
+ * alike, they must be exactly what the database computed: the same words at the same positions and weights, within
+ * the same limits. The database still computes one for a row inserted without one, and for an UPDATE of an indexed
+ * field, which is how the test reads what it would have computed.
  */
 
 const POSTGRES_ONLY = { skip: TEST_DATABASE_URL ? false : 'search vectors are PostgreSQL-only' };

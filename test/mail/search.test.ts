@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { systemClock } from '../../src/core/index.ts';
 import { extractAttachment } from '../../src/ingest/index.ts';
 import { MailService } from '../../src/mail/index.ts';
+import { PostgresMailPages } from '../../src/search/index.ts';
 import type { ApiClient } from '../helpers/http.ts';
 import { type MailWorld, rawMessage, startMailWorld } from './setup.ts';
 
@@ -255,7 +256,7 @@ describe('PostgreSQL: the search table again once ANALYZE has counted the words'
     // A new service reads the statistics afresh; in this small table every word is in at least one email of nine.
     const withStatistics = new MailService({
       db: app.database.db,
-      dialect: 'postgres',
+      pages: new PostgresMailPages(app.database.db),
       clock: systemClock,
       raw: app.blobs,
       extractAttachment,

@@ -2,9 +2,9 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 /**
  * SQLite: new emails enter the search index in batches instead of in the transaction that stores them (see
- * search-index.ts). An insert only queues the email's rowid in `emails_search_pending`; indexing a batch at once
- * writes one FTS5 segment for it, where indexing each commit's few emails wrote a segment per commit that FTS5 then
- * merged over and over.
+ * src/search/sqlite-search-index.ts). An insert only queues the email's rowid in `emails_search_pending`; indexing a
+ * batch at once writes one FTS5 segment for it, where indexing each commit's few emails wrote a segment per commit
+ * that FTS5 then merged over and over.
  *
  * An email is in exactly one of the two places: indexed, or queued. So a change to an indexed email's searched
  * fields takes it out of the index and queues it again (the batch indexes its new values), and a deleted email is

@@ -1,15 +1,15 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 /**
- * SQLite: the search index moves to a database file of its own (see search-index.ts), which a thread of its own
- * keeps up to date. In the main file, FTS5 work held the one write lock that ingest's commits need: while a batch of
- * emails was indexed, no message could be stored.
+ * SQLite: the search index moves to a database file of its own (see src/search/sqlite-search-index.ts), which a
+ * thread of its own keeps up to date. In the main file, FTS5 work held the one write lock that ingest's commits
+ * need: while a batch of emails was indexed, no message could be stored.
  *
  * The main file keeps only a queue of the emails whose index entry is out of date: storing, changing or deleting an
  * email queues its rowid, and the indexer brings that rowid's entry in line with what the row holds then. Each entry
  * has a sequence number that is never reused (AUTOINCREMENT), by which the index records how far it has applied the
  * queue. The old index and its queue are dropped: a search database without that record is built from every email
- * (see search-index.ts). PostgreSQL is unchanged.
+ * (see src/search/sqlite-search-index.ts). PostgreSQL is unchanged.
  */
 const INDEXED_COLUMNS = 'subject, from_name, from_address, recipient, to_json, cc_json, bcc_json, text_body';
 

@@ -1,5 +1,5 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import { catchUpSearchIndex, type Database, type Db, searchWords } from '../db/index.ts';
+import type { Database } from '../db/index.ts';
 import { parseSearch, type TextTerm } from './search-query.ts';
 import {
   addressCondition,
@@ -9,6 +9,7 @@ import {
   type SqlitePlan,
   textConditions,
 } from './search-sql.ts';
+import { searchWords } from './search-words.ts';
 
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
@@ -86,20 +87,12 @@ export function usesSearchIndex(filter: MailFilter): boolean {
 
 /**
  * Whether the filter searches words (a search word, negated or not, or an address): its list counts at most
- * MailService's COUNT_LIMIT matches. A list of every email without some word has about as many as the whole
- * mailbox, and an exact count of that would read every email.
+ * COUNT_LIMIT matches. A list of every email without some word has about as many as the whole mailbox, and an
+ * exact count of that would read every email.
  */
 export function searchesWords(filter: MailFilter): boolean {
   if (filter.emailAddress !== undefined) return true;
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.length > 0;
-}
-
-/**
- * Before a list that searches words: on SQLite, indexes the emails still queued for the search index (see
- * src/db/search-index.ts), so that the search finds every email stored before it began.
- */
-export async function prepareSearch(db: Db, dialect: SqlDialect, filter: MailFilter): Promise<void> {
-  if (dialect === 'sqlite' && searchesWords(filter)) await catchUpSearchIndex(db);
 }
 
 /**
@@ -147,7 +140,7 @@ function isRecipientTerm(term: TextTerm): boolean {
 /**
  * Which of a filter's conditions a query applies. `all`; `subset`, which matches an address or a `to:` value with
  * the envelope recipient only (see mailConditions); `scope`, every condition but the words and the address (which
- * emails a walk looks at); `words`, only the words and the address (what the walk tests, see MailService).
+ * emails a walk looks at); `words`, only the words and the address (what the walk tests, see PostgresMailPages).
  */
 export type ConditionSet = 'all' | 'subset' | 'scope' | 'words';
 

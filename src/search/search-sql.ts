@@ -1,5 +1,5 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
-import { fitsPostgresIndex } from '../db/index.ts';
+import { fitsPostgresIndex } from './postgres-search-vectors.ts';
 import type { SearchField, TextTerm } from './search-query.ts';
 
 export type SqlDialect = 'sqlite' | 'postgres';

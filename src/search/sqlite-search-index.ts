@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type Kysely, sql } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database, SqliteConfig } from '../db/index.ts';
 import { SEARCH_BODY_CHARS } from './search-words.ts';
 
 /**
@@ -10,10 +10,9 @@ import { SEARCH_BODY_CHARS } from './search-words.ts';
  * the queue at a time. The search indexer's thread runs it as the queue fills (see search-indexer.ts), and a search
  * runs it first (`catchUpSearchIndex`), so a search finds every email stored before it began.
  *
- * Why a file of its own: SQLite lets one connection write a database file at a time, and FTS5 takes 100-200 µs to
- * index a 10 KB email (a micro-benchmark on a 2-core guest). In the main file, each batch indexed held up ingest's
- * commits, and every message in flight waited for it: at 10 connections those pauses were the slowest 1% of
- * messages. Here the indexer writes only the search file, and takes the main file's lock only to trim the queue.
+ * Why a file of its own: SQLite lets one connection write a database file at a time, and in the main file each
+ * batch indexed held up ingest's commits, with every message in flight. Here the indexer writes only the search
+ * file, and takes the main file's lock only to trim the queue.
  *
  * Crash safety: the search file records the last queue entry it applied, in the transaction that applies it, and the
  * queue is trimmed only up to what is recorded there. A search file without that record (new, or deleted while
@@ -21,8 +20,8 @@ import { SEARCH_BODY_CHARS } from './search-words.ts';
  * inserting the row's current one, so an entry applied twice changes nothing.
  *
  * The fields are those of migration 0005. The body is cut to its first 20,000 characters as there, but `substr`
- * counts characters through the whole of it, a twentieth of the indexer's CPU for 10 KB bodies; a body of at most
- * 20,000 bytes cannot be longer, and its byte length is known without reading it, so only longer ones are counted.
+ * counts characters through the whole of it, which costs the indexer CPU on every body; a body of at most 20,000
+ * bytes cannot be longer, and its byte length is known without reading it, so only longer ones are counted.
  */
 
 /** Queue entries applied in one transaction of the search file. */
@@ -40,7 +39,7 @@ export function searchDatabaseFile(file: string): string {
  * that search or index attach it: a write transaction (BEGIN IMMEDIATE) takes the write lock of every database its
  * connection has attached, so ingest's writer, which has no need of the index, must not.
  */
-export function attachSearchDatabase(database: DatabaseSync, file: string, synchronous: string): void {
+export function attachSearchDatabase(database: DatabaseSync, { file, synchronous }: SqliteConfig): void {
   database.prepare('ATTACH DATABASE ? AS search').run(searchDatabaseFile(file));
   database.exec('PRAGMA search.journal_mode = WAL');
   // The queue is trimmed up to what the search file records, so that record must be durable before the trim is.
@@ -129,9 +128,8 @@ export async function indexQueuedEmails(db: Kysely<Database>, upTo = Number.MAX_
 
 /**
  * Deletes the queue's entries up to `applied`, without syncing the main file's WAL. The trim holds the main file's
- * write lock, and a synced commit held it through an fsync: ingest's writer, meeting the lock at BEGIN, slept in
- * SQLite's busy handler (1 ms, then 2, then 5). At 10 connections that was 230-250 slow BEGINs (over 0.5 ms) per
- * 6,000 messages; unsynced, 20-25 (4 runs). A trim lost in a crash only leaves applied entries queued, and the next
+ * write lock, and a synced commit held it through an fsync, long enough to send ingest's writer, meeting the lock at
+ * BEGIN, to sleep in SQLite's busy handler. A trim lost in a crash only leaves applied entries queued, and the next
  * trim deletes them; the search file's record is already durable (synced before this runs), which is what matters.
  * The connection is held throughout, so nothing else runs on it at the lower durability level.
  */

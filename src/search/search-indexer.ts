@@ -1,8 +1,5 @@
-import type { DatabaseConfig } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
-import { startBackgroundThread } from './background-thread.ts';
-
-type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
+import { type SqliteConfig, startBackgroundThread } from '../db/index.ts';
 
 export interface SearchIndexerThreadData {
   database: SqliteConfig;
@@ -14,15 +11,14 @@ export const SEARCH_INDEXER_THREAD_NAME = 'search-indexer';
 
 /**
  * How often the indexer looks for queued emails. A search never waits for it (it applies what is queued first), so
- * this bounds how far the index falls behind, and with it what a search may have to apply itself: at 1,500
- * messages/s, about 75 emails.
+ * this bounds how far the index falls behind, and with it what a search may have to apply itself.
  */
 const POLL_MS = 50;
 
 /**
- * Keeps SQLite's search database up to date (see search-index.ts) from a thread and connection of its own, so that
- * neither ingest's writer nor the event loop spends its time on FTS5. A failure is logged and retried at the next
- * poll; the queue keeps what was not applied.
+ * Keeps SQLite's search database up to date (see sqlite-search-index.ts) from a thread and connection of its own, so
+ * that neither ingest's writer nor the event loop spends its time on FTS5. A failure is logged and retried at the
+ * next poll; the queue keeps what was not applied.
  */
 export function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Promise<void> } {
   // A slice cut off at exit is rolled back, and applied again at the next start.

@@ -1,5 +1,5 @@
 import { Invalid } from '../core/index.ts';
-import { searchWords } from '../db/index.ts';
+import { searchWords } from './search-words.ts';
 
 /** The indexed fields a term can be limited to; `any` also reaches the text body. */
 export type SearchField = 'any' | 'subject' | 'sender' | 'recipients';

@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { type DatabaseHandle, indexQueuedEmails, migrateToLatest, openDatabase } from '../../src/db/index.ts';
+import { type DatabaseHandle, migrateToLatest, openDatabase } from '../../src/db/index.ts';
+import { attachSearchDatabase, indexQueuedEmails } from '../../src/search/index.ts';
 
 /**
- * The search queue's trim runs unsynced (src/db/search-index.ts), on a connection that also serves the API's writes
- * when a search catches the index up: it must leave that connection at the installation's durability level.
+ * The search queue's trim runs unsynced (src/search/sqlite-search-index.ts), on a connection that also serves the
+ * API's writes when a search catches the index up: it must leave that connection at the installation's durability
+ * level.
  */
 
 let dir: string;
@@ -17,7 +19,10 @@ let handle: DatabaseHandle;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mailroom-search-queue-'));
   // EXTRA, not the default FULL: the level put back must be the one the connection had, whatever it was.
-  handle = await openDatabase({ kind: 'sqlite', file: join(dir, 'db.sqlite'), synchronous: 'EXTRA' }, { search: true });
+  handle = await openDatabase(
+    { kind: 'sqlite', file: join(dir, 'db.sqlite'), synchronous: 'EXTRA' },
+    { attach: attachSearchDatabase },
+  );
   await migrateToLatest(handle);
 });
 after(async () => {

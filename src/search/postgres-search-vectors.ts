@@ -1,12 +1,4 @@
-/**
- * The search index's word rule, on both databases and for both sides of a search: runs of letters, digits and
- * private-use characters, lower-cased (FTS5's `unicode61` with its default categories). Searches split their terms
- * with it; PostgreSQL's search vectors are built with it (see postgresSearchVectors).
- */
-export function searchWords(text: string): string[] {
-  // Matching the runs takes half the time of splitting at what separates them (a 10 KB body: 40 µs against 80).
-  return text.toLowerCase().match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
-}
+import { SEARCH_BODY_CHARS, searchWords } from './search-words.ts';
 
 /** The fields of the index (see migration 0005) that every recipient's row of a message shares, each as one text. */
 export interface SharedSearchFields {
@@ -16,9 +8,6 @@ export interface SharedSearchFields {
   /** The text body; its first SEARCH_BODY_CHARS characters are indexed. */
   body: string;
 }
-
-/** How much of a text body either database's index holds, in characters (as in migration 0005). */
-export const SEARCH_BODY_CHARS = 20_000;
 
 /** The first `count` characters (code points, as PostgreSQL's `left` and SQLite's `substr` count) of `text`. */
 function firstCharacters(text: string, count: number): string {
@@ -120,10 +109,10 @@ function vectorText(vector: Vector): string {
 /**
  * A message's PostgreSQL search vectors, as tsvector text, one per recipient's row: what migration 0005's expression
  * computed in the database, built here with the word rule itself. PostgreSQL's regular expression and text parser
- * cost its backend about 1.3 ms for a 10 KB body, the most of storing an email there; reading this text back costs
- * it a fifth of that. It also makes the words the same as a search's whatever the database's locale (its
- * `[[:alnum:]]` follows the database's ctype; plain `C` knows no letters past ASCII). The shared fields are split
- * once; `recipients` is each row's envelope recipient with the To, Cc and Bcc header texts.
+ * were most of what storing an email cost its backend; reading this text back costs it far less. It also makes the
+ * words the same as a search's whatever the database's locale (its `[[:alnum:]]` follows the database's ctype; plain
+ * `C` knows no letters past ASCII). The shared fields are split once; `recipients` is each row's envelope recipient
+ * with the To, Cc and Bcc header texts.
  */
 export function postgresSearchVectors(fields: SharedSearchFields): (recipients: string) => string {
   const subjectAndSender = concat(fieldVector(fields.subject, 'A'), fieldVector(fields.sender, 'B'));

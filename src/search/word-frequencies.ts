@@ -6,8 +6,8 @@ import type { TextTerm } from './search-query.ts';
 const REFRESH_MS = 10 * 60_000;
 
 /**
- * A word in this fraction of emails or more is common: at a million emails its GIN list holds 20,000 or more, which
- * takes PostgreSQL about 10 ms to read whole, while a walk of the newest emails meets it every 50.
+ * A word in this fraction of emails or more is common: its GIN list is slow to read whole, while a walk of the newest
+ * emails meets it every 50.
  */
 const COMMON_FRACTION = 0.02;
 
