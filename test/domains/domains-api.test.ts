@@ -55,6 +55,8 @@ describe('POST /domains', () => {
         'a.123',
         'co.uk',
         '1.2.3.4',
+        'xn--zz.test',
+        'mail.xn--a.test',
       ]) {
         const response = await api.post(`/api/${family}/domains`, { domain });
         assert.equal(response.status, 400, domain);
