@@ -67,6 +67,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
     LOG_LEVEL: 'error',
     // The production default; the test helper's small pool would make PostgreSQL the bottleneck.
     DATABASE_POOL_SIZE: '10',
+    // Every client connection comes from loopback.
+    SMTP_MAX_CONNECTIONS_PER_IP: String(options.connections),
     ...options.env,
   });
   const mailroom = await startMailroom(installation.env, apiKey);

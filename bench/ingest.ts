@@ -236,6 +236,8 @@ export async function runIngestBench(options: {
     DNS_SERVERS: dns.address,
     MAILROOM_API_KEY: apiKey,
     LOG_LEVEL: 'warn',
+    // Every load connection comes from loopback.
+    SMTP_MAX_CONNECTIONS_PER_IP: String(Math.max(...levels.map((level) => level.connections))),
     ...options.env,
     ...(options.databaseUrl
       ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '10' }

@@ -105,6 +105,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     hostname: config.mxHost,
     maxMessageBytes: config.smtp.maxMessageBytes,
     maxConnections: config.smtp.maxConnections,
+    maxConnectionsPerIp: config.smtp.maxConnectionsPerIp,
+    minDataRateBytesPerSecond: config.smtp.minDataRateBytesPerSecond,
+    dataRateWindowMs: config.smtp.dataRateWindowMs,
     idleTimeoutMs: config.smtp.idleTimeoutMs,
     connectionTimeoutMs: config.smtp.connectionTimeoutMs,
     tls: await loadTlsMaterial({

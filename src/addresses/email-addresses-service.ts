@@ -1,4 +1,4 @@
-import { type Clock, Conflict, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, NotFound, newId, withinAddressLength } from '../core/index.ts';
 import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, toFlag } from '../db/index.ts';
 import type { EndpointType, RoutingTarget } from '../endpoints/index.ts';
 import { normalizeAddress } from './address-name.ts';
@@ -127,7 +127,9 @@ export class EmailAddressesService {
     ];
     if (missing.length > 0) throw new Invalid('Missing required fields', { required: missing });
     const parts = normalizeAddress(input.address as string);
-    if (!parts || !ADDRESS_FORMAT.test(parts.address)) throw new Invalid('Invalid email address format');
+    if (!parts || !ADDRESS_FORMAT.test(parts.address) || !withinAddressLength(parts.address)) {
+      throw new Invalid('Invalid email address format');
+    }
     const { address } = parts;
     const domain = await this.db
       .selectFrom('domains')

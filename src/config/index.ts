@@ -26,6 +26,10 @@ export interface Config {
     host: string;
     maxMessageBytes: number;
     maxConnections: number;
+    maxConnectionsPerIp: number;
+    /** DATA slower than this over a window is cut; 0 means no minimum. */
+    minDataRateBytesPerSecond: number;
+    dataRateWindowMs: number;
     idleTimeoutMs: number;
     connectionTimeoutMs: number;
     /** Parse/verdict worker threads; undefined lets ingest choose. */
@@ -90,6 +94,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       host: e.SMTP_HOST,
       maxMessageBytes: e.SMTP_MAX_MESSAGE_BYTES,
       maxConnections: e.SMTP_MAX_CONNECTIONS,
+      maxConnectionsPerIp: e.SMTP_MAX_CONNECTIONS_PER_IP,
+      minDataRateBytesPerSecond: e.SMTP_MIN_DATA_RATE_BYTES_PER_SECOND,
+      dataRateWindowMs: e.SMTP_DATA_RATE_WINDOW_SECONDS * 1000,
       idleTimeoutMs: e.SMTP_IDLE_TIMEOUT_SECONDS * 1000,
       connectionTimeoutMs: e.SMTP_CONNECTION_TIMEOUT_SECONDS * 1000,
       ingestWorkers: e.INGEST_WORKERS,

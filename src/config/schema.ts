@@ -28,6 +28,11 @@ export const EnvSchema = Type.Object({
   SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),
   SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
+  /** Concurrent connections one client address may hold (per process). */
+  SMTP_MAX_CONNECTIONS_PER_IP: Type.Integer({ minimum: 1, default: 10 }),
+  /** DATA must carry at least this much per window, or the server says 421 and closes; 0 turns the check off. */
+  SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 1024 }),
+  SMTP_DATA_RATE_WINDOW_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
   /** Silence allowed between commands and during DATA before the server says 421 and closes. */
   SMTP_IDLE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 60 }),
   /** A connection is closed after this long, whatever it is doing. */

@@ -1,3 +1,4 @@
+export { withinAddressLength } from './address-length.ts';
 export { type Clock, isoNow, systemClock } from './clock.ts';
 export { AppError, Conflict, type ErrorExtras, Invalid, LimitReached, NotFound, NotSupported } from './errors.ts';
 export { type IdPrefix, newId, randomHex } from './ids.ts';

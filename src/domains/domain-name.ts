@@ -1,7 +1,14 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { parse } from 'tldts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** A label starting `xn--` must be punycode that decodes, and encodes back to itself. */
+function isPunycodeSound(label: string): boolean {
+  if (!label.startsWith('xn--')) return true;
+  const unicode = domainToUnicode(label);
+  return unicode !== label && domainToASCII(unicode) === label;
+}
 
 /**
  * Lower-cases, trims and validates a domain name, returning its ASCII (punycode) form, or undefined when it is
@@ -13,7 +20,7 @@ export function normalizeDomainName(input: string): string | undefined {
   const ascii = domainToASCII(trimmed);
   if (!ascii || ascii.length > 253) return undefined;
   const labels = ascii.split('.');
-  if (labels.length < 2 || !labels.every((label) => LABEL.test(label))) return undefined;
+  if (labels.length < 2 || !labels.every((label) => LABEL.test(label) && isPunycodeSound(label))) return undefined;
   if (/^\d+$/.test(labels[labels.length - 1]!)) return undefined;
   const parsed = parse(ascii, { allowPrivateDomains: true });
   if (parsed.isIp || !parsed.domain) return undefined;

@@ -107,9 +107,12 @@ export class DomainsService {
         throw new LimitReached('Domain limit reached. Please upgrade your plan to add more domains.');
       }
     }
-    await this.assertAvailable(accountId, domainName);
-
-    const parent = await this.verifiedParent(accountId, domainName);
+    const parent = await this.nearestVerifiedAncestor(domainName);
+    // Under a verified parent of this account, another account's unverified claim on the name gives way.
+    const displaced = await this.assertAvailable(accountId, domainName, parent?.account_id === accountId);
+    if (parent && parent.account_id !== accountId) {
+      throw new Conflict('Domain belongs to another account', { code: 'DOMAIN_BELONGS_TO_ANOTHER_ACCOUNT' });
+    }
     const [provider, dnsConflict] = await Promise.all([
       detectProvider(this.dns, domainName).catch(() => undefined),
       findDnsConflict(this.dns, domainName, this.settings.mxHost),
@@ -140,6 +143,18 @@ export class DomainsService {
       : plannedRecords(domainName, this.settings.mxHost, token!);
     try {
       await this.db.transaction().execute(async (trx) => {
+        if (displaced) {
+          // Only while still unverified; had it been verified meanwhile, the insert's unique violation says so.
+          const deleted = await trx
+            .deleteFrom('domains')
+            .where('id', '=', displaced)
+            .where('status', '!=', 'verified')
+            .executeTakeFirst();
+          if (Number(deleted.numDeletedRows) > 0) {
+            await trx.deleteFrom('email_addresses').where('domain_id', '=', displaced).execute();
+            await trx.deleteFrom('dns_records').where('domain_id', '=', displaced).execute();
+          }
+        }
         await trx.insertInto('domains').values(row).execute();
         await trx
           .insertInto('dns_records')
@@ -164,7 +179,7 @@ export class DomainsService {
           .execute();
       });
     } catch (error) {
-      if (isUniqueViolation(error)) await this.assertAvailable(accountId, domainName);
+      if (isUniqueViolation(error)) await this.assertAvailable(accountId, domainName, false);
       throw error;
     }
     const checked = await this.checker.check(row);
@@ -321,29 +336,38 @@ export class DomainsService {
     return row;
   }
 
-  private async assertAvailable(accountId: string, domainName: string): Promise<void> {
+  /**
+   * Throws unless `domainName` is free for the account. With `mayDisplaceUnverified`, another account's unverified
+   * registration of it does not count: its id is returned, for the caller to remove.
+   */
+  private async assertAvailable(
+    accountId: string,
+    domainName: string,
+    mayDisplaceUnverified: boolean,
+  ): Promise<string | undefined> {
     const existing = await this.db
       .selectFrom('domains')
-      .select('account_id')
+      .select(['id', 'account_id', 'status'])
       .where('domain', '=', domainName)
       .executeTakeFirst();
-    if (!existing) return;
+    if (!existing) return undefined;
     if (existing.account_id === accountId) {
       throw new Conflict('You have already added this domain to your account');
     }
+    if (mayDisplaceUnverified && existing.status !== 'verified') return existing.id;
     throw new Conflict(
       'This domain is already registered on our platform. If you believe this is an error or you need to transfer ownership, please contact our support team.',
       { code: 'DOMAIN_ALREADY_REGISTERED' },
     );
   }
 
-  private async verifiedParent(accountId: string, domainName: string) {
+  /** The nearest verified domain above `domainName`, of whichever account: its owner is the subdomain's owner. */
+  private async nearestVerifiedAncestor(domainName: string) {
     const candidates = parentDomains(domainName);
     if (candidates.length === 0) return undefined;
     const rows = await this.db
       .selectFrom('domains')
-      .select(['id', 'domain'])
-      .where('account_id', '=', accountId)
+      .select(['id', 'domain', 'account_id'])
       .where('status', '=', 'verified')
       .where('domain', 'in', candidates)
       .execute();

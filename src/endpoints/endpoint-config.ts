@@ -1,4 +1,4 @@
-import { Invalid } from '../core/index.ts';
+import { Invalid, withinAddressLength } from '../core/index.ts';
 
 export const ENDPOINT_TYPES = ['webhook', 'email', 'email_group'] as const;
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];
@@ -8,6 +8,8 @@ export const DEFAULT_RETRY_ATTEMPTS = 3;
 const MAX_GROUP_SIZE = 50;
 /** The format the original service accepts for forward targets. */
 const ADDRESS_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** Within SMTP's lengths too: a longer address could never be sent to. */
+const isAddress = (value: string) => ADDRESS_FORMAT.test(value) && withinAddressLength(value);
 
 export interface WebhookSettings {
   url: string;
@@ -107,7 +109,7 @@ async function forwardSettings(config: Record<string, unknown>, checks: ConfigCh
   const senderName = optionalString(config, 'senderName');
   const fromAddress = optionalString(config, 'fromAddress')?.trim().toLowerCase();
   if (fromAddress !== undefined) {
-    if (!ADDRESS_FORMAT.test(fromAddress)) throw invalid('Invalid from address format');
+    if (!isAddress(fromAddress)) throw invalid('Invalid from address format');
     const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1);
     if (!(await checks.isVerifiedDomain(domain))) {
       throw invalid(`From address must be on a verified domain of your account: ${domain} is not`);
@@ -141,7 +143,7 @@ export async function normalizeConfig(
     // `@inboundemail/sdk`'s createForwarder sends the target as `email`.
     const target = config.forwardTo ?? config.email;
     if (target === undefined || target === null || target === '') throw invalid('Forward-to email address is required');
-    if (typeof target !== 'string' || !ADDRESS_FORMAT.test(target.trim())) {
+    if (typeof target !== 'string' || !isAddress(target.trim())) {
       throw invalid('Invalid forward-to email address format');
     }
     checks.assertPublicForwardAddress(target.trim());
@@ -153,7 +155,7 @@ export async function normalizeConfig(
   if (emails.length > MAX_GROUP_SIZE) throw invalid('Email group cannot have more than 50 email addresses');
   const normalized: string[] = [];
   for (const email of emails) {
-    if (typeof email !== 'string' || !ADDRESS_FORMAT.test(email.trim())) {
+    if (typeof email !== 'string' || !isAddress(email.trim())) {
       throw invalid(`Invalid email address in group: ${typeof email === 'string' ? email : JSON.stringify(email)}`);
     }
     checks.assertPublicForwardAddress(email.trim());

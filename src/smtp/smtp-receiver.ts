@@ -13,6 +13,11 @@ export interface SmtpReceiverOptions {
   hostname: string;
   maxMessageBytes: number;
   maxConnections: number;
+  /** Connections one client address may hold at once, in this process. */
+  maxConnectionsPerIp: number;
+  /** DATA carrying less than this over a window is cut with 421; 0 means no minimum. */
+  minDataRateBytesPerSecond: number;
+  dataRateWindowMs: number;
   maxRecipients?: number;
   /** Inactivity allowed between commands and during DATA. */
   idleTimeoutMs: number;
@@ -27,6 +32,8 @@ function smtpError(code: number, text: string): Error {
 }
 
 const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
+const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
+const TOO_SLOW = '4.4.2 Data arriving too slowly, closing connection';
 
 /** How the reply to an accepted message starts (see `EnhancedCodeServer`, which sends it without delay). */
 const QUEUED = 'Ok: queued as';
@@ -38,6 +45,7 @@ const QUEUED = 'Ok: queued as';
  */
 class EnhancedCodeServer extends SMTPServer {
   connectionTimeoutMs = 0;
+  maxConnectionsPerIp = Number.POSITIVE_INFINITY;
   private readonly lifetimes = new Map<string, NodeJS.Timeout>();
 
   override connect(socket: Socket, socketOptions: unknown) {
@@ -78,6 +86,30 @@ class EnhancedCodeServer extends SMTPServer {
     clearTimeout(this.lifetimes.get(session.id));
     this.lifetimes.delete(session.id);
   }
+
+  // `connections` is in arrival order and forgets a connection as soon as it closes, so counting the same
+  // address's connections that arrived before this one refuses the newest ones over the cap.
+  override onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
+    let earlier = 0;
+    for (const connection of this.connections) {
+      if (connection.id === session.id) break;
+      if (connection.remoteAddress === session.remoteAddress) earlier++;
+    }
+    callback(earlier >= this.maxConnectionsPerIp ? smtpError(421, TOO_MANY_FROM_ADDRESS) : null);
+  }
+
+  /** Answers 421 with `text` and closes the session's connection, without waiting for the client. */
+  cut(sessionId: string, text: string) {
+    for (const connection of this.connections) {
+      if (connection.id !== sessionId) continue;
+      const socket = connection._socket;
+      // smtp-server ends the socket after a 421; destroying it once the reply is out ends the DATA stream too.
+      connection.send(421, text);
+      if (socket.writableFinished) socket.destroy();
+      else socket.once('finish', () => socket.destroy());
+      return;
+    }
+  }
 }
 
 /**
@@ -98,6 +130,37 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     return smtpError(550, `5.1.1 <${address.address}>: Recipient address rejected: User unknown`);
   }
 
+  /**
+   * Measures DATA over consecutive windows and calls `tooSlow` once when a window carried less than the minimum
+   * rate. Time is measured rather than assumed, so a late timer does not make a client look slow.
+   */
+  function watchDataRate(tooSlow: () => void) {
+    let bytes = 0;
+    let since = performance.now();
+    const timer =
+      options.minDataRateBytesPerSecond > 0
+        ? setInterval(() => {
+            const now = performance.now();
+            const perSecond = (bytes * 1000) / (now - since);
+            bytes = 0;
+            since = now;
+            if (perSecond < options.minDataRateBytesPerSecond) {
+              clearInterval(timer);
+              tooSlow();
+            }
+          }, options.dataRateWindowMs)
+        : undefined;
+    timer?.unref();
+    return {
+      received(length: number) {
+        bytes += length;
+      },
+      stop() {
+        clearInterval(timer);
+      },
+    };
+  }
+
   function receive(
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
@@ -106,7 +169,12 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     // The message goes straight into memory that ingest and its worker threads share, so it is held once.
     let shared: SharedBlocks | undefined = new SharedBlocks();
     let oversized = false;
+    const rate = watchDataRate(() => {
+      logger.info({ session: session.id, clientIp: session.remoteAddress }, 'smtp data too slow, connection cut');
+      server.cut(session.id, TOO_SLOW);
+    });
     stream.on('data', (chunk: Buffer) => {
+      rate.received(chunk.length);
       if (oversized || !shared) return;
       if (shared.size + chunk.length > options.maxMessageBytes) {
         // Keep reading to the end of DATA, but let go of what was held: the rest is discarded as it arrives.
@@ -117,10 +185,12 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       shared.append(chunk);
     });
     stream.once('error', () => {
+      rate.stop();
       shared = undefined;
       done(TEMPORARY_FAILURE());
     });
     stream.once('end', () => {
+      rate.stop();
       if (oversized || stream.sizeExceeded || !shared) {
         done(smtpError(552, `5.3.4 Message size exceeds fixed maximum message size ${options.maxMessageBytes}`));
         return;
@@ -185,6 +255,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     onData: receive,
   });
   server.connectionTimeoutMs = options.connectionTimeoutMs;
+  server.maxConnectionsPerIp = options.maxConnectionsPerIp;
   server.on('error', (error) => logger.warn({ err: error }, 'smtp connection error'));
 
   return {

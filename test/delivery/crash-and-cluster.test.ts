@@ -156,6 +156,8 @@ describe('delivery survives crashes and shares work across processes', () => {
       MAILROOM_API_KEY: API_KEY,
       DNS_SERVERS: dns.address,
       DELIVERY_CONCURRENCY: '8',
+      // Each batch of 25 comes from loopback, about half of it to each process.
+      SMTP_MAX_CONNECTIONS_PER_IP: '25',
     });
     try {
       const one = await start(installation.env);

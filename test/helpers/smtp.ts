@@ -97,9 +97,10 @@ export async function sendMail(options: SendMailOptions): Promise<SendMailResult
 /**
  * A raw SMTP conversation over a real socket, for what a client library would not do (oversize bodies, pipelining,
  * dropping the connection mid-DATA). `command()` writes a line and resolves to the complete (multi-line) reply.
+ * `localAddress` picks the client's own address (any of 127.0.0.0/8 works on Linux loopback).
  */
-export async function openSmtpConversation(port: number, host = '127.0.0.1') {
-  let socket: Socket | TLSSocket = connectTcp({ port, host });
+export async function openSmtpConversation(port: number, host = '127.0.0.1', localAddress?: string) {
+  let socket: Socket | TLSSocket = connectTcp({ port, host, localAddress });
   let buffer = '';
   let waiting: { resolve(reply: string): void } | undefined;
   const replies: string[] = [];

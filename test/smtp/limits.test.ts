@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { startTestApp } from '../helpers/app.ts';
-import { openSmtpConversation } from '../helpers/smtp.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { rawBlobKeys } from '../helpers/blobs.ts';
+import { startDnsServer } from '../helpers/dns-server.ts';
+import { openSmtpConversation, type SmtpConversation } from '../helpers/smtp.ts';
+import { startReceivingApp } from './mail-setup.ts';
 
 test('SMTP_MAX_CONNECTIONS: a connection over the cap is refused with 421, and a freed slot is usable again', async () => {
   const server = await startTestApp({ SMTP_MAX_CONNECTIONS: '2', DNS_SERVERS: '127.0.0.1:9' });
@@ -52,5 +57,112 @@ test('SMTP_CONNECTION_TIMEOUT_SECONDS: a busy connection is cut when its time is
     assert.ok(answered >= 3, `the connection was served until its deadline (${answered} NOOPs answered)`);
   } finally {
     await server.close();
+  }
+});
+
+test('SMTP_MAX_CONNECTIONS_PER_IP: the 11th connection from one address gets 421 4.7.0, other addresses are still served', async () => {
+  const server = await startTestApp({ DNS_SERVERS: '127.0.0.1:9' });
+  const open: SmtpConversation[] = [];
+  try {
+    for (let i = 0; i < 10; i++) {
+      const client = await openSmtpConversation(server.smtpPort);
+      assert.match(client.greeting, /^220 /);
+      open.push(client);
+    }
+    const eleventh = await openSmtpConversation(server.smtpPort);
+    assert.equal(eleventh.greeting, '421 4.7.0 Too many connections from your address');
+    await eleventh.closed;
+
+    // The cap is per client address, not global.
+    const elsewhere = await openSmtpConversation(server.smtpPort, '127.0.0.1', '127.0.0.2');
+    assert.match(elsewhere.greeting, /^220 /);
+    assert.match(await elsewhere.quit(), /^221 /);
+
+    // A slot freed by one of the ten is usable again.
+    assert.match(await open.shift()!.quit(), /^221 /);
+    const again = await openSmtpConversation(server.smtpPort);
+    assert.match(again.greeting, /^220 /);
+    open.push(again);
+    assert.match(await again.command('EHLO client.test'), /^250[- ]/);
+  } finally {
+    for (const client of open) await client.destroy();
+    await server.close();
+  }
+});
+
+/** A receiving app whose DATA must carry 1024 bytes/s over each half-second window. */
+async function startRateLimitedApp() {
+  const dns = await startDnsServer();
+  const server = await startReceivingApp(dns, 'inbox@rate.test', {
+    SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: '1024',
+    SMTP_DATA_RATE_WINDOW_SECONDS: '0.5',
+  });
+  return {
+    server,
+    async close() {
+      await server.close();
+      await dns.close();
+    },
+  };
+}
+
+async function openData(server: TestApp): Promise<SmtpConversation> {
+  const client = await openSmtpConversation(server.smtpPort);
+  assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+  assert.match(await client.command('MAIL FROM:<a@sender.test>'), /^250 /);
+  assert.match(await client.command('RCPT TO:<inbox@rate.test>'), /^250 /);
+  assert.equal(await client.command('DATA'), '354 End data with <CR><LF>.<CR><LF>');
+  return client;
+}
+
+async function storedFiles(server: TestApp): Promise<string[]> {
+  const entries = await readdir(join(server.dataDir, 'blobs'), { recursive: true, withFileTypes: true }).catch(
+    () => [],
+  );
+  return entries.filter((entry) => entry.isFile()).map((entry) => entry.name);
+}
+
+test('SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: DATA trickled below the rate gets 421 and a close, and nothing is stored', async () => {
+  const { server, close } = await startRateLimitedApp();
+  try {
+    const client = await openData(server);
+    let closed = false;
+    void client.closed.then(() => {
+      closed = true;
+    });
+    await client.write('Subject: trickle\r\n\r\n');
+    // One byte every 100 ms, for at most 5 s: far below 1024 bytes/s, yet never idle.
+    for (let i = 0; i < 50 && !closed; i++) {
+      await client.write('x').catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(closed, true, 'the server closed the connection');
+    assert.equal(await client.reply(), '421 4.4.2 Data arriving too slowly, closing connection');
+    assert.deepEqual(await server.app.database.db.selectFrom('emails').select('id').execute(), []);
+    assert.deepEqual(await rawBlobKeys(server.app.blobs), []);
+    assert.deepEqual(await storedFiles(server), []);
+  } finally {
+    await close();
+  }
+});
+
+test('SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: a message sent over several windows at a normal rate, with a pause, gets 250', async () => {
+  const { server, close } = await startRateLimitedApp();
+  try {
+    const client = await openData(server);
+    await client.write('Subject: steady\r\n\r\n');
+    const line = `${'y'.repeat(1022)}\r\n`;
+    // 8 KiB every 100 ms for 1.5 s, three windows, with a 200 ms pause in the middle.
+    for (let i = 0; i < 15; i++) {
+      await client.write(line.repeat(8));
+      await new Promise((resolve) => setTimeout(resolve, i === 7 ? 200 : 100));
+    }
+    await client.write('.\r\n');
+    assert.match(await client.reply(), /^250 2\.6\.0 Ok: queued as email_/);
+    assert.match(await client.quit(), /^221 /);
+    const rows = await server.app.database.db.selectFrom('emails').select('subject').execute();
+    assert.deepEqual(rows, [{ subject: 'steady' }]);
+  } finally {
+    await close();
   }
 });
