@@ -5,6 +5,7 @@ import { emptyBodyAsObject } from '../empty-body.ts';
 import { pagination } from '../pagination.ts';
 import { errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags, UncheckedBody } from '../shared/api.ts';
+import { checkE2Reply } from '../shared/mail-input.ts';
 import { E2RetrySchema, presentE2Retry } from '../shared/presenters/deliveries.ts';
 import {
   E2EmailItemSchema,
@@ -168,8 +169,10 @@ export function replyToEmail(app: Api, { tags, mail }: EmailRouteOptions) {
         response: { 200: E2ReplyPlaceholderSchema, ...errorResponses },
       },
     },
-    async (request) =>
-      presentE2ReplyPlaceholder(await mail.validateE2Reply(request.account.id, request.params.id, request.body ?? {})),
+    async (request) => {
+      const original = () => mail.emailOrThreadLatest(request.account.id, request.params.id);
+      return presentE2ReplyPlaceholder(await checkE2Reply(request.body ?? {}, original));
+    },
   );
 }
 

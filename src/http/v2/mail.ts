@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
-import { bulkIdsOf, type MailService, stateChangeOf } from '../../mail/index.ts';
+import type { MailService } from '../../mail/index.ts';
 import { pagination } from '../pagination.ts';
 import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
 import { type Api, type Tags, UncheckedBody } from '../shared/api.ts';
+import { bulkIdsOf, checkReply, stateChangeOf } from '../shared/mail-input.ts';
 import {
   MailDetailSchema,
   MailListSchema,
@@ -95,7 +96,10 @@ export function replyToMail(app: Api, { tags, mail }: MailRouteOptions) {
         }
       },
     },
-    async (request) => presentReplyPlaceholder(await mail.validateReply(request.account.id, request.body ?? {})),
+    async (request) => {
+      const find = (emailId: string) => mail.find(request.account.id, emailId, 'Original email not found');
+      return presentReplyPlaceholder(await checkReply(request.body ?? {}, find));
+    },
   );
 }
 

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
-import type { AddressList, EmailSummary, StoredEmail, ValidatedReply } from '../../../mail/index.ts';
+import type { AddressList, EmailSummary, StoredEmail } from '../../../mail/index.ts';
 import { sanitizeEmailHtml } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
+import type { ValidatedReply } from '../../shared/mail-input.ts';
 import {
   AttachmentSchema,
   presentAttachments,

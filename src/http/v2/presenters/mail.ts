@@ -1,14 +1,8 @@
 import { Type } from 'typebox';
-import type {
-  AddressList,
-  EmailDetail,
-  EmailSummary,
-  ReadState,
-  StoredEmail,
-  ValidatedReply,
-} from '../../../mail/index.ts';
+import type { AddressList, EmailDetail, EmailSummary, ReadState, StoredEmail } from '../../../mail/index.ts';
 import { sanitizeEmailHtml } from '../../../mail/index.ts';
 import { DateTime, Nullable, Pagination } from '../../schemas.ts';
+import type { ValidatedReply } from '../../shared/mail-input.ts';
 import {
   AttachmentSchema,
   presentAttachments,
