@@ -134,7 +134,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
     settings: {
       ...config.delivery,
-      publicUrl: config.publicUrl,
+      attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,
       version: VERSION,
       hostname: config.mxHost,
       relayUrl: config.smtp.relayUrl,

@@ -48,7 +48,7 @@ export class DeliveryService {
   private readonly targets: DeliveryTargets;
   private readonly http: HttpSender;
   private readonly forwarder: Forwarder;
-  private readonly settings: { publicUrl: string; userAgent: string };
+  private readonly settings: { attachmentUrl: string; userAgent: string };
   private readonly jobsQueued: () => void;
 
   constructor(deps: {
@@ -57,7 +57,7 @@ export class DeliveryService {
     targets: DeliveryTargets;
     http: HttpSender;
     forwarder: Forwarder;
-    settings: { publicUrl: string; userAgent: string };
+    settings: { attachmentUrl: string; userAgent: string };
     jobsQueued: () => void;
   }) {
     this.db = deps.db;
@@ -244,7 +244,7 @@ export class DeliveryService {
         email,
         webhookId: newId('msg'),
         timestamp: now,
-        publicUrl: this.settings.publicUrl,
+        attachmentUrl: this.settings.attachmentUrl,
         userAgent: this.settings.userAgent,
         url: options.overrideUrl,
       });
@@ -282,7 +282,7 @@ export class DeliveryService {
         buildEmailReceivedPayload({
           email,
           endpoint: { id: target.id, name: target.name, type: target.endpointType },
-          publicUrl: this.settings.publicUrl,
+          attachmentUrl: this.settings.attachmentUrl,
           timestamp: now,
         }).body,
       ),

@@ -22,7 +22,8 @@ export interface DeliverySystemOptions {
   guard: AddressGuard;
   readRaw(key: string): Promise<Buffer>;
   settings: {
-    publicUrl: string;
+    /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
+    attachmentUrl: string;
     version: string;
     /** Name used in EHLO when forwarding. */
     hostname: string;
@@ -61,7 +62,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     http,
     forwarder,
     policy: createRetryPolicy(settings.retryScale),
-    publicUrl: settings.publicUrl,
+    attachmentUrl: settings.attachmentUrl,
     userAgent,
     now,
   });
@@ -99,7 +100,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     targets,
     http,
     forwarder,
-    settings: { publicUrl: settings.publicUrl, userAgent },
+    settings: { attachmentUrl: settings.attachmentUrl, userAgent },
     jobsQueued,
   });
 

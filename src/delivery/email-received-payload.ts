@@ -50,9 +50,14 @@ export interface BuiltPayload {
   trimmed: string[];
 }
 
-/** `${publicUrl}/api/e2/attachments/{emailId}/parts/{index}`: the index is the position in parsedData.attachments. */
-export function attachmentDownloadUrl(publicUrl: string, emailId: string, index: number): string {
-  return `${publicUrl}/api/e2/attachments/${encodeURIComponent(emailId)}/parts/${index}`;
+/**
+ * An attachment's `downloadUrl`: `template` with `{emailId}` and `{index}` filled in, the index being the position in
+ * parsedData.attachments.
+ */
+export function attachmentDownloadUrl(template: string, emailId: string, index: number): string {
+  return template.replace(/\{(emailId|index)\}/g, (_, name) =>
+    name === 'emailId' ? encodeURIComponent(emailId) : String(index),
+  );
 }
 
 /**
@@ -65,17 +70,18 @@ export function attachmentDownloadUrl(publicUrl: string, emailId: string, index:
 export function buildEmailReceivedPayload(input: {
   email: PayloadEmail;
   endpoint: PayloadEndpoint;
-  publicUrl: string;
+  /** The `downloadUrl` template, see attachmentDownloadUrl. */
+  attachmentUrl: string;
   timestamp: Date;
 }): BuiltPayload {
-  const { email, endpoint, publicUrl } = input;
+  const { email, endpoint, attachmentUrl } = input;
   const attachments = fromJson<StoredAttachment[]>(email.attachments_json, []).map((attachment, index) => ({
     filename: attachment.filename,
     contentType: attachment.contentType,
     size: attachment.size,
     contentId: attachment.contentId,
     contentDisposition: attachment.contentDisposition,
-    downloadUrl: attachmentDownloadUrl(publicUrl, email.id, index),
+    downloadUrl: attachmentDownloadUrl(attachmentUrl, email.id, index),
   }));
   const from = fromJson(email.from_json, null);
   const to = fromJson(email.to_json, null);

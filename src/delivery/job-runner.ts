@@ -13,7 +13,7 @@ export interface JobRunnerDeps {
   http: HttpSender;
   forwarder: Forwarder;
   policy: RetryPolicy;
-  publicUrl: string;
+  attachmentUrl: string;
   userAgent: string;
   now(): Date;
 }
@@ -73,7 +73,7 @@ export class JobRunner {
       email,
       webhookId: job.id,
       timestamp: startedAt,
-      publicUrl: this.deps.publicUrl,
+      attachmentUrl: this.deps.attachmentUrl,
       userAgent: this.deps.userAgent,
     });
     const outcome = await this.deps.http.post(request);

@@ -9,7 +9,7 @@ export interface WebhookRequestInput {
   /** Standard Webhooks `webhook-id`: the delivery id, stable across retries so receivers can dedupe. */
   webhookId: string;
   timestamp: Date;
-  publicUrl: string;
+  attachmentUrl: string;
   userAgent: string;
   /** Sends to this URL instead of the target's (endpoint tests). */
   url?: string;
@@ -27,7 +27,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
   const { body, trimmed } = buildEmailReceivedPayload({
     email,
     endpoint: { id: target.id, name: target.name, type: 'webhook' },
-    publicUrl: input.publicUrl,
+    attachmentUrl: input.attachmentUrl,
     timestamp,
   });
   const headers: Record<string, string> = {

@@ -11,17 +11,9 @@ import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
 import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
-import { requireApiKey } from './auth.ts';
+import { e2Routes } from './e2/routes.ts';
 import { handleError } from './errors.ts';
-import { attachmentRoutes } from './routes/attachments.ts';
-import { deliveryRoutes } from './routes/deliveries.ts';
-import { domainRoutes } from './routes/domains.ts';
-import { emailAddressRoutes } from './routes/email-addresses.ts';
-import { emailRoutes } from './routes/emails.ts';
-import { endpointRoutes } from './routes/endpoints.ts';
-import { mailRoutes } from './routes/mail.ts';
-import { threadRoutes } from './routes/threads.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
+import { v2Routes } from './v2/routes.ts';
 
 export interface HttpServices {
   accounts: AccountsService;
@@ -36,7 +28,6 @@ export interface HttpServices {
   ping(): Promise<void>;
 }
 
-const FAMILIES = ['e2', 'v2'] as const;
 const BODY_LIMIT = 2 * 1024 * 1024;
 
 export async function buildHttpServer(services: HttpServices, logger: Logger, version: string) {
@@ -84,34 +75,17 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
     }
   });
 
-  for (const family of FAMILIES) {
-    app.get(`/api/${family}/openapi.json`, { schema: { hide: true } }, async () => {
+  const documentVersions = { '/api/e2': '2.0.0', '/api/v2': version };
+  for (const [prefix, documentVersion] of Object.entries(documentVersions)) {
+    app.get(`${prefix}/openapi.json`, { schema: { hide: true } }, async () => {
       const document = app.swagger() as { paths?: Record<string, unknown> };
-      const prefix = `/api/${family}/`;
       const paths = Object.fromEntries(
-        Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith(prefix)),
+        Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith(`${prefix}/`)),
       );
-      return {
-        ...document,
-        info: { ...(document as { info: object }).info, version: family === 'e2' ? '2.0.0' : version },
-        paths,
-      };
+      return { ...document, info: { ...(document as { info: object }).info, version: documentVersion }, paths };
     });
-    await app.register(
-      async (api) => {
-        requireApiKey(api, services.accounts);
-        await api.register(domainRoutes, { family, domains: services.domains, mail: services.mail });
-        await api.register(deliveryRoutes, { family, deliveries: services.deliveries });
-        await api.register(emailAddressRoutes, { family, addresses: services.addresses });
-        await api.register(endpointRoutes, { family, endpoints: services.endpoints });
-        if (family === 'v2') await api.register(webhookRoutes, { family, webhooks: services.webhooks });
-        await api.register(mailRoutes, { family, mail: services.mail });
-        await api.register(emailRoutes, { family, mail: services.mail });
-        await api.register(threadRoutes, { family, threads: services.threads });
-        await api.register(attachmentRoutes, { family, mail: services.mail });
-      },
-      { prefix: `/api/${family}` },
-    );
   }
+  await app.register(e2Routes, { ...services, prefix: '/api/e2' });
+  await app.register(v2Routes, { ...services, prefix: '/api/v2' });
   return app as unknown as FastifyInstance;
 }

@@ -1,14 +1,5 @@
 export type { MailFilter, TimeRange } from '../search/index.ts';
 export {
-  BULK_MAX,
-  bulkIdsOf,
-  type E2ReplyDraft,
-  type ReplyDraft,
-  type StateChange,
-  stateChangeOf,
-  type ValidatedReply,
-} from './mail-input.ts';
-export {
   type AttachmentExtractor,
   type EmailDetail,
   type MailList,
@@ -16,6 +7,7 @@ export {
   RAW_CONTENT_MAX_BYTES,
   type RawMessages,
   type ReadState,
+  type StateChange,
 } from './mail-service.ts';
 export { sanitizeEmailHtml } from './sanitize-email-html.ts';
 export {

@@ -6,14 +6,6 @@ import type { MailPages } from '../search/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
 import { type ListFilter, resolveListFilter } from './list-filter.ts';
 import {
-  checkE2Reply,
-  checkReply,
-  type E2ReplyDraft,
-  type ReplyDraft,
-  type StateChange,
-  type ValidatedReply,
-} from './mail-input.ts';
-import {
   type AttachmentInfo,
   EMAIL_COLUMNS,
   type EmailSummary,
@@ -62,6 +54,12 @@ export interface EmailDetail {
   rawContent: string | null;
   rawFetchError: string | null;
   location: { bucketName: string; objectKey: string };
+}
+
+/** A change of read and archive state; what is left out stays. */
+export interface StateChange {
+  isRead?: boolean;
+  isArchived?: boolean;
 }
 
 export interface ReadState {
@@ -284,20 +282,8 @@ export class MailService {
     return { threadId: email.threadId, messages: await loadThreadMessages(this.#db, accountId, email.threadId) };
   }
 
-  /** Checks a reply the way the placeholder answers it; nothing is sent. */
-  validateReply(accountId: string, draft: ReplyDraft): Promise<ValidatedReply> {
-    return checkReply(draft, (id) => this.find(accountId, id, 'Original email not found'));
-  }
-
-  /**
-   * The e2 reply, checked the same way: `{id}` is an email or a thread (its latest email), `to` defaults to the
-   * original's Reply-To or sender and `subject` to `Re: <subject>`. Nothing is sent.
-   */
-  validateE2Reply(accountId: string, id: string, draft: E2ReplyDraft): Promise<ValidatedReply> {
-    return checkE2Reply(draft, () => this.#emailOrThreadLatest(accountId, id));
-  }
-
-  async #emailOrThreadLatest(accountId: string, id: string): Promise<StoredEmail> {
+  /** `id` as an email, or as a thread (its latest email): what an e2 reply answers. */
+  async emailOrThreadLatest(accountId: string, id: string): Promise<StoredEmail> {
     const notFound = 'Email or thread not found';
     if (!ID_PATTERN.test(id)) throw new NotFound(notFound);
     const latest = await this.#db

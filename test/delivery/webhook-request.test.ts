@@ -68,7 +68,7 @@ function request(overrides: Partial<WebhookTarget> = {}) {
     email,
     webhookId: 'dlv_1',
     timestamp,
-    publicUrl: 'https://mail.example.test',
+    attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
     userAgent: 'Mailroom-Webhook/0.1.0',
   });
 }
@@ -146,7 +146,7 @@ describe('email.received body', () => {
     const built = buildEmailReceivedPayload({
       email: { ...email, text_body: big, html_body: big },
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
-      publicUrl: 'https://mail.example.test',
+      attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
       timestamp,
     });
     assert.ok(Buffer.byteLength(built.body) < MAX_PAYLOAD_BYTES);

@@ -1,31 +1,25 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { EmailAddressesService } from '../../addresses/index.ts';
 import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
-import { AddressDeletedSchema, EmailAddressSchema, presentEmailAddress } from '../presenters/email-addresses.ts';
 import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { type Api, BodyTypes, Flag, type Tags } from './api.ts';
+import { AddressDeletedSchema, EmailAddressSchema, presentEmailAddress } from './presenters/email-addresses.ts';
 
-export interface EmailAddressRoutesOptions {
-  family: 'e2' | 'v2';
+/** Email address routes; both families serve the same shapes. */
+
+interface EmailAddressRouteOptions {
+  tags: Tags;
   addresses: EmailAddressesService;
 }
 
-const BodyTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
-const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
 const TargetId = ClearableString;
 
 function flag(value: 'true' | 'false' | undefined): boolean | undefined {
   return value === undefined ? undefined : value === 'true';
 }
 
-/** Email address routes; both families serve the same shapes. */
-export const emailAddressRoutes: FastifyPluginAsyncTypebox<EmailAddressRoutesOptions> = async (
-  app,
-  { family, addresses },
-) => {
-  const tags = [`${family} email addresses`];
-
+export function listEmailAddresses(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
   app.get(
     '/email-addresses',
     {
@@ -58,7 +52,9 @@ export const emailAddressRoutes: FastifyPluginAsyncTypebox<EmailAddressRoutesOpt
       };
     },
   );
+}
 
+export function createEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
   app.post(
     '/email-addresses',
     {
@@ -84,7 +80,9 @@ export const emailAddressRoutes: FastifyPluginAsyncTypebox<EmailAddressRoutesOpt
       return reply.code(201).send(presentEmailAddress(created));
     },
   );
+}
 
+export function readEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
   app.get(
     '/email-addresses/:id',
     {
@@ -97,7 +95,9 @@ export const emailAddressRoutes: FastifyPluginAsyncTypebox<EmailAddressRoutesOpt
     },
     async (request) => presentEmailAddress(await addresses.get(request.account.id, request.params.id)),
   );
+}
 
+export function updateEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
   app.put(
     '/email-addresses/:id',
     {
@@ -114,7 +114,9 @@ export const emailAddressRoutes: FastifyPluginAsyncTypebox<EmailAddressRoutesOpt
     },
     async (request) => presentEmailAddress(await addresses.update(request.account.id, request.params.id, request.body)),
   );
+}
 
+export function deleteEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
   app.delete(
     '/email-addresses/:id',
     {
@@ -133,4 +135,4 @@ export const emailAddressRoutes: FastifyPluginAsyncTypebox<EmailAddressRoutesOpt
       };
     },
   );
-};
+}

@@ -1,7 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { bulkIdsOf, type MailService, stateChangeOf } from '../../mail/index.ts';
+import type { MailService } from '../../mail/index.ts';
 import { pagination } from '../pagination.ts';
+import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+import { type Api, type Tags, UncheckedBody } from '../shared/api.ts';
+import { bulkIdsOf, checkReply, stateChangeOf } from '../shared/mail-input.ts';
 import {
   MailDetailSchema,
   MailListSchema,
@@ -13,11 +15,12 @@ import {
   ReadStateSchema,
   ReplyPlaceholderSchema,
   ThreadMessageSchema,
-} from '../presenters/mail.ts';
-import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+} from './presenters/mail.ts';
 
-export interface MailRoutesOptions {
-  family: 'e2' | 'v2';
+/** `/api/v2/mail`: list and search, single read, read and archive state, threads, the raw message, reply placeholder. */
+
+interface MailRouteOptions {
+  tags: Tags;
   mail: MailService;
 }
 
@@ -29,11 +32,7 @@ and, for free words, the text body) and accepts \`from:\`, \`to:\`, \`subject:\`
 match as prefixes. Without \`timeRange\` there is no time filter (the original defaulted to 30 days). \`emailId\`
 returns every email of that email's thread, archived ones included.`;
 
-/** `/api/v2/mail`: list and search, single read, read and archive state, threads, the raw message, reply placeholder. */
-export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (app, { family, mail }) => {
-  if (family !== 'v2') return;
-  const tags = ['v2 mail'];
-
+export function listMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.get(
     '/mail',
     {
@@ -78,7 +77,9 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
       };
     },
   );
+}
 
+export function replyToMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.post(
     '/mail',
     {
@@ -86,16 +87,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
         tags,
         summary: 'Reply to a received email (placeholder)',
         description: 'Validates the reply and answers `pending_implementation`. Nothing is sent.',
-        body: Type.Optional(
-          Type.Object({
-            emailId: Type.Optional(Type.Unknown()),
-            to: Type.Optional(Type.Unknown()),
-            subject: Type.Optional(Type.Unknown()),
-            textBody: Type.Optional(Type.Unknown()),
-            htmlBody: Type.Optional(Type.Unknown()),
-            attachments: Type.Optional(Type.Unknown()),
-          }),
-        ),
+        body: UncheckedBody(['emailId', 'to', 'subject', 'textBody', 'htmlBody', 'attachments']),
         response: { 200: ReplyPlaceholderSchema, 415: ErrorBody, ...errorResponses },
       },
       preValidation: async (request, reply) => {
@@ -104,9 +96,14 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
         }
       },
     },
-    async (request) => presentReplyPlaceholder(await mail.validateReply(request.account.id, request.body ?? {})),
+    async (request) => {
+      const find = (emailId: string) => mail.find(request.account.id, emailId, 'Original email not found');
+      return presentReplyPlaceholder(await checkReply(request.body ?? {}, find));
+    },
   );
+}
 
+export function bulkUpdateMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.post(
     '/mail/bulk',
     {
@@ -139,7 +136,9 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
       };
     },
   );
+}
 
+export function readMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.get(
     '/mail/:id',
     {
@@ -153,7 +152,9 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
     },
     async (request) => presentMailDetail(await mail.read(request.account.id, request.params.id)),
   );
+}
 
+export function updateMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.patch(
     '/mail/:id',
     {
@@ -172,7 +173,9 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
       return presentReadState(await mail.update(request.account.id, request.params.id, change));
     },
   );
+}
 
+export function mailThread(app: Api, { tags, mail }: MailRouteOptions) {
   app.get(
     '/mail/:id/thread',
     {
@@ -195,7 +198,9 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
       return { messages: messages.map(presentThreadMessage), totalCount: messages.length, threadId };
     },
   );
+}
 
+export function rawMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.get(
     '/mail/:id/raw',
     {
@@ -210,4 +215,4 @@ export const mailRoutes: FastifyPluginAsyncTypebox<MailRoutesOptions> = async (a
       return reply.type('message/rfc822').header('content-length', size).send(stream);
     },
   );
-};
+}

@@ -1,8 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { DomainsService } from '../../domains/index.ts';
 import type { MailService } from '../../mail/index.ts';
 import { pageInfo, pagination } from '../pagination.ts';
+import { ErrorBody, errorResponses, IdParams, NullableString, Pagination, PaginationQuery } from '../schemas.ts';
+import { type Api, BodyTypes, Flag, type Tags } from './api.ts';
 import {
   CatchAllUpdateSchema,
   CreatedDomainSchema,
@@ -14,23 +15,17 @@ import {
   presentDnsRecord,
   presentDomainDetail,
   presentDomainItem,
-} from '../presenters/domains.ts';
-import { ErrorBody, errorResponses, IdParams, NullableString, Pagination, PaginationQuery } from '../schemas.ts';
+} from './presenters/domains.ts';
 
-export interface DomainRoutesOptions {
-  family: 'e2' | 'v2';
+/** Domain routes. Both families serve the same shapes; they differ only in the catch-all verb and v2's `meta`. */
+
+interface DomainRouteOptions {
+  tags: Tags;
   domains: DomainsService;
-  /** Counts the domain's received mail for `stats.emailsLast24h/7d/30d`. */
-  mail: Pick<MailService, 'countsByDomain'>;
 }
 
-const BodyTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
-const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
-
-/** Domain routes. Both families serve the same shapes; they differ only in the catch-all verb and v2's extras. */
-export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = async (app, { family, domains, mail }) => {
-  const tags = [`${family} domains`];
-
+/** `GET /domains`; `withMeta` adds v2's `meta` counts. */
+export function listDomains(app: Api, { tags, domains, withMeta }: DomainRouteOptions & { withMeta: boolean }) {
   app.get(
     '/domains',
     {
@@ -84,7 +79,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
         pagination: pageInfo(page, total, rows.length),
         capabilities: { envelopeRecipients: true },
       };
-      if (family === 'e2') return body;
+      if (!withMeta) return body;
       const { withCatchAll, ...statusBreakdown } = await domains.summary(request.account.id);
       return {
         ...body,
@@ -97,7 +92,9 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       };
     },
   );
+}
 
+export function createDomain(app: Api, { tags, domains }: DomainRouteOptions) {
   app.post(
     '/domains',
     {
@@ -115,7 +112,13 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       return reply.code(201).send(presentCreatedDomain(created));
     },
   );
+}
 
+/** `GET /domains/:id`; `mail` counts the domain's received mail for `stats.emailsLast24h/7d/30d`. */
+export function readDomain(
+  app: Api,
+  { tags, domains, mail }: DomainRouteOptions & { mail: Pick<MailService, 'countsByDomain'> },
+) {
   app.get(
     '/domains/:id',
     {
@@ -136,9 +139,15 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       return presentDomainDetail(domain, records, emailCounts, verificationCheck);
     },
   );
+}
 
+/** Catch-all configuration: e2 uses PATCH, v2 PUT. */
+export function configureCatchAll(
+  app: Api,
+  { tags, domains, method }: DomainRouteOptions & { method: 'PATCH' | 'PUT' },
+) {
   app.route({
-    method: family === 'e2' ? 'PATCH' : 'PUT',
+    method,
     url: '/domains/:id',
     schema: {
       tags,
@@ -156,7 +165,9 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       return presentCatchAll(updated);
     },
   });
+}
 
+export function deleteDomain(app: Api, { tags, domains }: DomainRouteOptions) {
   app.delete(
     '/domains/:id',
     {
@@ -192,7 +203,9 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       };
     },
   );
+}
 
+export function domainDnsRecords(app: Api, { tags, domains }: DomainRouteOptions) {
   app.get(
     '/domains/:id/dns-records',
     {
@@ -211,4 +224,4 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRoutesOptions> = asyn
       return { domainId: domain.id, domain: domain.domain, records: records.map(presentDnsRecord) };
     },
   );
-};
+}

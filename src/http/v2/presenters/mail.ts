@@ -1,14 +1,14 @@
 import { Type } from 'typebox';
-import type {
-  AddressList,
-  EmailDetail,
-  EmailSummary,
-  ReadState,
-  StoredEmail,
-  ValidatedReply,
-} from '../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../mail/index.ts';
-import { DateTime, Nullable, Pagination } from '../schemas.ts';
+import type { AddressList, EmailDetail, EmailSummary, ReadState, StoredEmail } from '../../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../../mail/index.ts';
+import { DateTime, Nullable, Pagination } from '../../schemas.ts';
+import type { ValidatedReply } from '../../shared/mail-input.ts';
+import {
+  AttachmentSchema,
+  presentAttachments,
+  REPLY_PLACEHOLDER_MESSAGE,
+  subjectOf,
+} from '../../shared/presenters/received-mail.ts';
 
 /** Received mail as the v2 family shows it (camelCase). */
 
@@ -51,13 +51,6 @@ export const MailListSchema = Type.Object({
     }),
   }),
   filters: Type.Object({ uniqueDomains: Type.Array(Type.String()) }),
-});
-
-const AttachmentSchema = Type.Object({
-  filename: Type.String(),
-  contentType: Type.String(),
-  size: Type.Integer(),
-  contentId: Type.String(),
 });
 
 export const MailDetailSchema = Type.Object({
@@ -183,21 +176,6 @@ export const ReplyPlaceholderSchema = Type.Object({
   }),
   status: Type.Literal('pending_implementation'),
 });
-
-export const REPLY_PLACEHOLDER_MESSAGE = 'Reply validated. Sending replies is not implemented yet; nothing was sent.';
-
-export function subjectOf(subject: string | null): string {
-  return subject?.trim() ? subject : 'No Subject';
-}
-
-export function presentAttachments(email: StoredEmail) {
-  return email.attachments.map((attachment) => ({
-    filename: attachment.filename ?? '',
-    contentType: attachment.contentType,
-    size: attachment.size,
-    contentId: attachment.contentId ?? '',
-  }));
-}
 
 const addressesOf = (list: AddressList | null) =>
   (list?.addresses ?? []).flatMap((entry) => (entry.address ? [entry.address] : []));

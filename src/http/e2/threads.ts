@@ -1,20 +1,18 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Invalid } from '../../core/index.ts';
 import type { ThreadsService } from '../../mail/index.ts';
-import { presentThreadDetail, presentThreadItem, ThreadDetailSchema, ThreadItemSchema } from '../presenters/threads.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
+import type { Api, Tags } from '../shared/api.ts';
+import { presentThreadDetail, presentThreadItem, ThreadDetailSchema, ThreadItemSchema } from './presenters/threads.ts';
 
-export interface ThreadRoutesOptions {
-  family: 'e2' | 'v2';
+/** e2 `/mail/threads`: conversations, newest activity first, with cursor pagination. */
+
+interface ThreadRouteOptions {
+  tags: Tags;
   threads: ThreadsService;
 }
 
-/** e2 `/mail/threads`: conversations, newest activity first, with cursor pagination. */
-export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = async (app, { family, threads }) => {
-  if (family !== 'e2') return;
-  const tags = ['e2 mail'];
-
+export function listThreads(app: Api, { tags, threads }: ThreadRouteOptions) {
   app.get(
     '/mail/threads',
     {
@@ -74,7 +72,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
       };
     },
   );
+}
 
+export function readThread(app: Api, { tags, threads }: ThreadRouteOptions) {
   app.get(
     '/mail/threads/:id',
     {
@@ -90,4 +90,4 @@ export const threadRoutes: FastifyPluginAsyncTypebox<ThreadRoutesOptions> = asyn
       return presentThreadDetail(thread, messages);
     },
   );
-};
+}

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { DeliveryRecord, EndpointTestResult } from '../../delivery/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
+import type { DeliveryRecord, EndpointTestResult } from '../../../delivery/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
 
 export const EndpointTestSchema = Type.Object({
   success: Type.Boolean(),

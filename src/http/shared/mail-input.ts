@@ -1,12 +1,7 @@
-import { Invalid } from '../core/index.ts';
-import type { StoredEmail } from './stored-email.ts';
+import { Invalid } from '../../core/index.ts';
+import type { StateChange, StoredEmail } from '../../mail/index.ts';
 
 /** Request bodies checked by hand, so each wrong value gets the reference's own message. */
-
-export interface StateChange {
-  isRead?: boolean;
-  isArchived?: boolean;
-}
 
 export interface ReplyDraft {
   emailId?: unknown;
@@ -36,7 +31,7 @@ export interface E2ReplyDraft {
 }
 
 /** The most emails one bulk update may name. */
-export const BULK_MAX = 100;
+const BULK_MAX = 100;
 
 /** Reads `{isRead?, isArchived?}` from a request body, with the reference's messages for wrong types. */
 export function stateChangeOf(input: { isRead?: unknown; isArchived?: unknown } | undefined): StateChange {

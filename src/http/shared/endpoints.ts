@@ -1,8 +1,9 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { EndpointsService } from '../../endpoints/index.ts';
 import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
+import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { type Api, Flag, type Tags } from './api.ts';
 import {
   EndpointDeletedSchema,
   EndpointDetailSchema,
@@ -12,20 +13,16 @@ import {
   presentEndpointDetail,
   presentUpdatedEndpoint,
   UpdatedEndpointSchema,
-} from '../presenters/endpoints.ts';
-import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+} from './presenters/endpoints.ts';
 
-export interface EndpointRoutesOptions {
-  family: 'e2' | 'v2';
+/** Endpoint routes; both families serve the same shapes and errors. */
+
+interface EndpointRouteOptions {
+  tags: Tags;
   endpoints: EndpointsService;
 }
 
-const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')]);
-
-/** Endpoint routes; both families serve the same shapes and errors. */
-export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = async (app, { family, endpoints }) => {
-  const tags = [`${family} endpoints`];
-
+export function listEndpoints(app: Api, { tags, endpoints }: EndpointRouteOptions) {
   app.get(
     '/endpoints',
     {
@@ -55,7 +52,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
       return { data: rows.map(presentEndpoint), pagination: pageInfo(page, total, rows.length) };
     },
   );
+}
 
+export function createEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {
   app.post(
     '/endpoints',
     {
@@ -81,7 +80,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
       return reply.code(201).send(presentEndpoint(created));
     },
   );
+}
 
+export function readEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {
   app.get(
     '/endpoints/:id',
     {
@@ -96,7 +97,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
     },
     async (request) => presentEndpointDetail(await endpoints.get(request.account.id, request.params.id)),
   );
+}
 
+export function updateEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {
   app.put(
     '/endpoints/:id',
     {
@@ -125,7 +128,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
       return presentUpdatedEndpoint(await endpoints.update(request.account.id, request.params.id, update));
     },
   );
+}
 
+export function deleteEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {
   app.delete(
     '/endpoints/:id',
     {
@@ -141,4 +146,4 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
     },
     async (request) => presentEndpointCleanup(await endpoints.remove(request.account.id, request.params.id)),
   );
-};
+}

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { StoredEmail, ThreadSummary } from '../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../mail/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
+import type { StoredEmail, ThreadSummary } from '../../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../../mail/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
+import { presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { addressesOf, senderText } from './emails.ts';
-import { presentAttachments, subjectOf } from './mail.ts';
 
 /** Threads (conversations) in the e2 family's snake_case shapes. Every message is inbound: Mailroom sends nothing. */
 

@@ -1,8 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { NotSupported } from '../../core/index.ts';
+import type { DeliveryService } from '../../delivery/index.ts';
 import type { MailFilter, MailService } from '../../mail/index.ts';
+import { emptyBodyAsObject } from '../empty-body.ts';
 import { pagination } from '../pagination.ts';
+import { errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+import { type Api, BodyTypes, type Tags, UncheckedBody } from '../shared/api.ts';
+import { checkE2Reply } from '../shared/mail-input.ts';
+import { E2RetrySchema, presentE2Retry } from '../shared/presenters/deliveries.ts';
 import {
   E2EmailItemSchema,
   E2EmailSchema,
@@ -10,11 +14,15 @@ import {
   presentE2Email,
   presentE2EmailItem,
   presentE2ReplyPlaceholder,
-} from '../presenters/emails.ts';
-import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+} from './presenters/emails.ts';
 
-export interface EmailRoutesOptions {
-  family: 'e2' | 'v2';
+/**
+ * e2 `/emails`: received mail (Mailroom keeps no sent mail, so `type=sent|scheduled` lists nothing), the reply
+ * placeholder and delivery retry.
+ */
+
+interface EmailRouteOptions {
+  tags: Tags;
   mail: MailService;
 }
 
@@ -48,28 +56,7 @@ function receivedFilter(status: (typeof STATUSES)[number] | undefined): MailFilt
   return {};
 }
 
-const SENDING_NOT_SUPPORTED = 'Sending is not supported by Mailroom';
-
-/**
- * e2 `/emails`: received mail (Mailroom keeps no sent mail, so `type=sent|scheduled` lists nothing) and the reply
- * placeholder. Sending and scheduling answer 501 in both families rather than pretending.
- */
-export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (app, { family, mail }) => {
-  const tags = [`${family} emails`];
-  const notSupported = async () => {
-    throw new NotSupported(SENDING_NOT_SUPPORTED);
-  };
-  const sendingSchema = (summary: string) => ({
-    schema: { tags, summary, description: 'Not supported: answers 501.', response: { 501: ErrorBody } },
-  });
-  app.post('/emails', sendingSchema('Send an email'), notSupported);
-  app.post('/emails/batch', sendingSchema('Send a batch of emails'), notSupported);
-  app.post('/emails/schedule', sendingSchema('Schedule an email'), notSupported);
-  app.get('/emails/schedule', sendingSchema('List scheduled emails'), notSupported);
-  app.get('/emails/schedule/:id', sendingSchema('Read a scheduled email'), notSupported);
-  app.delete('/emails/schedule/:id', sendingSchema('Cancel a scheduled email'), notSupported);
-  if (family !== 'e2') return;
-
+export function listEmails(app: Api, { tags, mail }: EmailRouteOptions) {
   app.get(
     '/emails',
     {
@@ -151,7 +138,9 @@ export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async 
       };
     },
   );
+}
 
+export function readEmail(app: Api, { tags, mail }: EmailRouteOptions) {
   app.get(
     '/emails/:id',
     {
@@ -165,7 +154,9 @@ export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async 
     },
     async (request) => presentE2Email((await mail.read(request.account.id, request.params.id)).email),
   );
+}
 
+export function replyToEmail(app: Api, { tags, mail }: EmailRouteOptions) {
   app.post(
     '/emails/:id/reply',
     {
@@ -174,20 +165,44 @@ export const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async 
         summary: 'Reply to a received email or thread (placeholder)',
         description: 'Validates the reply and answers `pending_implementation`. Nothing is sent.',
         params: IdParams,
-        body: Type.Optional(
-          Type.Object({
-            from: Type.Optional(Type.Unknown()),
-            to: Type.Optional(Type.Unknown()),
-            subject: Type.Optional(Type.Unknown()),
-            html: Type.Optional(Type.Unknown()),
-            text: Type.Optional(Type.Unknown()),
-            attachments: Type.Optional(Type.Unknown()),
-          }),
-        ),
+        body: UncheckedBody(['from', 'to', 'subject', 'html', 'text', 'attachments']),
         response: { 200: E2ReplyPlaceholderSchema, ...errorResponses },
       },
     },
-    async (request) =>
-      presentE2ReplyPlaceholder(await mail.validateE2Reply(request.account.id, request.params.id, request.body ?? {})),
+    async (request) => {
+      const original = () => mail.emailOrThreadLatest(request.account.id, request.params.id);
+      return presentE2ReplyPlaceholder(await checkE2Reply(request.body ?? {}, original));
+    },
   );
-};
+}
+
+/** Queues a received email's deliveries again (e2's `/emails/{id}/retry`). */
+export function retryEmail(app: Api, { tags, deliveries }: { tags: Tags; deliveries: DeliveryService }) {
+  app.post(
+    '/emails/:id/retry',
+    {
+      preValidation: emptyBodyAsObject,
+      schema: {
+        tags,
+        summary: 'Retry delivery of a received email',
+        description:
+          'Queues one delivery (`delivery_id`), the delivery to one endpoint (`endpoint_id`; created if the email ' +
+          'never went there) or every unsuccessful delivery of the email. Each gets a fresh retry budget.',
+        consumes: BodyTypes,
+        params: IdParams,
+        body: Type.Object({
+          endpoint_id: Type.Optional(Type.String()),
+          delivery_id: Type.Optional(Type.String()),
+        }),
+        response: { 200: E2RetrySchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ids = await deliveries.retryEmail(request.account.id, request.params.id, {
+        endpointId: request.body.endpoint_id || undefined,
+        deliveryId: request.body.delivery_id || undefined,
+      });
+      return presentE2Retry(ids);
+    },
+  );
+}

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { EmailAddress } from '../../addresses/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
+import type { EmailAddress } from '../../../addresses/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
 
 const RoutingSchema = Type.Object({
   type: Type.Union([Type.Literal('endpoint'), Type.Literal('webhook'), Type.Literal('none')]),

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { Endpoint, EndpointCleanup, EndpointDetail } from '../../endpoints/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
+import type { Endpoint, EndpointCleanup, EndpointDetail } from '../../../endpoints/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
 
 const EndpointTypeSchema = Type.Union([Type.Literal('webhook'), Type.Literal('email'), Type.Literal('email_group')]);
 

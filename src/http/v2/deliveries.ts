@@ -1,100 +1,28 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Invalid } from '../../core/index.ts';
 import type { DeliveryService } from '../../delivery/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
+import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
 import {
   DeliveryDetailSchema,
   DeliverySchema,
-  E2RetrySchema,
-  EndpointTestSchema,
   presentDelivery,
   presentDeliveryDetail,
-  presentE2Retry,
-  presentEndpointTest,
   presentV2Retry,
   ReplaySchema,
   V2RetrySchema,
-} from '../presenters/deliveries.ts';
-import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+} from '../shared/presenters/deliveries.ts';
 
-export interface DeliveryRoutesOptions {
-  family: 'e2' | 'v2';
+/** v2 delivery operations: retry of one delivery, the delivery log and bulk replay by query. */
+
+interface DeliveryRouteOptions {
+  tags: Tags;
   deliveries: DeliveryService;
 }
 
-const BodyTypes = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
-
-/**
- * Delivery operations: manual retry of an email's deliveries, endpoint tests, and (v2) the delivery log and bulk
- * replay by query.
- */
-export const deliveryRoutes: FastifyPluginAsyncTypebox<DeliveryRoutesOptions> = async (app, { family, deliveries }) => {
-  const tags = [`${family} deliveries`];
-
-  app.post(
-    '/endpoints/:id/test',
-    {
-      preValidation: emptyBodyAsObject,
-      schema: {
-        tags,
-        summary: 'Send a test email.received to an endpoint',
-        description:
-          'Sends a synthetic `email.received`, built exactly like a real one, to a webhook endpoint (or a test ' +
-          'forward for email endpoints) and reports the answer. The body may be empty.',
-        consumes: BodyTypes,
-        params: IdParams,
-        body: Type.Object({
-          webhookFormat: Type.Optional(
-            Type.Union([Type.Literal('inbound'), Type.Literal('discord'), Type.Literal('slack')], {
-              description: 'accepted for compatibility; Mailroom always sends the inbound format',
-            }),
-          ),
-          overrideUrl: Type.Optional(Type.String({ description: 'send to this URL instead of the configured one' })),
-        }),
-        response: { 200: EndpointTestSchema, ...errorResponses },
-      },
-    },
-    async (request) => {
-      const result = await deliveries.testEndpoint(request.account.id, request.params.id, {
-        overrideUrl: request.body.overrideUrl,
-      });
-      return presentEndpointTest(result);
-    },
-  );
-
-  if (family === 'e2') {
-    app.post(
-      '/emails/:id/retry',
-      {
-        preValidation: emptyBodyAsObject,
-        schema: {
-          tags,
-          summary: 'Retry delivery of a received email',
-          description:
-            'Queues one delivery (`delivery_id`), the delivery to one endpoint (`endpoint_id`; created if the email ' +
-            'never went there) or every unsuccessful delivery of the email. Each gets a fresh retry budget.',
-          consumes: BodyTypes,
-          params: IdParams,
-          body: Type.Object({
-            endpoint_id: Type.Optional(Type.String()),
-            delivery_id: Type.Optional(Type.String()),
-          }),
-          response: { 200: E2RetrySchema, ...errorResponses },
-        },
-      },
-      async (request) => {
-        const ids = await deliveries.retryEmail(request.account.id, request.params.id, {
-          endpointId: request.body.endpoint_id || undefined,
-          deliveryId: request.body.delivery_id || undefined,
-        });
-        return presentE2Retry(ids);
-      },
-    );
-    return;
-  }
-
+export function retryDelivery(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
   app.post(
     '/emails/:id/retry-delivery',
     {
@@ -116,7 +44,9 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<DeliveryRoutesOptions> = 
       return presentV2Retry(ids);
     },
   );
+}
 
+export function listDeliveries(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
   app.get(
     '/deliveries',
     {
@@ -150,7 +80,9 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<DeliveryRoutesOptions> = 
       return { data: rows.map(presentDelivery), pagination: pageInfo(page, total, rows.length) };
     },
   );
+}
 
+export function readDelivery(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
   app.get(
     '/deliveries/:id',
     {
@@ -163,7 +95,9 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<DeliveryRoutesOptions> = 
     },
     async (request) => presentDeliveryDetail(await deliveries.getDelivery(request.account.id, request.params.id)),
   );
+}
 
+export function replayDeliveries(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
   app.post(
     '/deliveries/replay',
     {
@@ -186,4 +120,4 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<DeliveryRoutesOptions> = 
     },
     async (request) => deliveries.replay(request.account.id, request.body),
   );
-};
+}

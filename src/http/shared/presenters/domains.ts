@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { CreatedDomain, DnsRecord, DomainDetail, VerificationCheck } from '../../domains/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
+import type { CreatedDomain, DnsRecord, DomainDetail, VerificationCheck } from '../../../domains/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('verified'), Type.Literal('failed')]);
 

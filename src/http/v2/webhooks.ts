@@ -1,13 +1,15 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { WebhooksService } from '../../endpoints/index.ts';
 import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
-import { presentWebhook, presentWebhookCleanup, WebhookDeletedSchema, WebhookSchema } from '../presenters/webhooks.ts';
 import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import type { Api, Tags } from '../shared/api.ts';
+import { presentWebhook, presentWebhookCleanup, WebhookDeletedSchema, WebhookSchema } from './presenters/webhooks.ts';
 
-export interface WebhookRoutesOptions {
-  family: 'e2' | 'v2';
+/** Legacy webhooks: the routing target behind an address's `webhookId` (the v2 family only). */
+
+interface WebhookRouteOptions {
+  tags: Tags;
   webhooks: WebhooksService;
 }
 
@@ -22,10 +24,7 @@ const webhookFields = {
   description: ClearableString,
 };
 
-/** Legacy webhooks: the routing target behind an address's `webhookId` (the v2 family only). */
-export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { family, webhooks }) => {
-  const tags = [`${family} webhooks`];
-
+export function listWebhooks(app: Api, { tags, webhooks }: WebhookRouteOptions) {
   app.get(
     '/webhooks',
     {
@@ -42,7 +41,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       return { data: rows.map(presentWebhook), pagination: pageInfo(page, total, rows.length) };
     },
   );
+}
 
+export function createWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
   app.post(
     '/webhooks',
     {
@@ -58,7 +59,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     async (request, reply) =>
       reply.code(201).send(presentWebhook(await webhooks.create(request.account.id, request.body))),
   );
+}
 
+export function readWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
   app.get(
     '/webhooks/:id',
     {
@@ -71,7 +74,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     async (request) => presentWebhook(await webhooks.get(request.account.id, request.params.id)),
   );
+}
 
+export function updateWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
   app.put(
     '/webhooks/:id',
     {
@@ -87,7 +92,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     async (request) => presentWebhook(await webhooks.update(request.account.id, request.params.id, request.body)),
   );
+}
 
+export function deleteWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
   app.delete(
     '/webhooks/:id',
     {
@@ -101,4 +108,4 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     async (request) => presentWebhookCleanup(await webhooks.remove(request.account.id, request.params.id)),
   );
-};
+}

@@ -1,8 +1,14 @@
 import { Type } from 'typebox';
-import type { AddressList, EmailSummary, StoredEmail, ValidatedReply } from '../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../mail/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
-import { presentAttachments, REPLY_PLACEHOLDER_MESSAGE, subjectOf } from './mail.ts';
+import type { AddressList, EmailSummary, StoredEmail } from '../../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../../mail/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
+import type { ValidatedReply } from '../../shared/mail-input.ts';
+import {
+  AttachmentSchema,
+  presentAttachments,
+  REPLY_PLACEHOLDER_MESSAGE,
+  subjectOf,
+} from '../../shared/presenters/received-mail.ts';
 
 /** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
 
@@ -28,13 +34,6 @@ export const E2EmailItemSchema = Type.Object({
   thread_id: Nullable(Type.String()),
 });
 
-const E2Attachment = Type.Object({
-  filename: Type.String(),
-  contentType: Type.String(),
-  size: Type.Integer(),
-  contentId: Type.String(),
-});
-
 export const E2EmailSchema = Type.Object({
   object: Type.Literal('email'),
   id: Type.String(),
@@ -56,7 +55,7 @@ export const E2EmailSchema = Type.Object({
   sent_at: Type.Null(),
   scheduled_at: Type.Null(),
   has_attachments: Type.Boolean(),
-  attachments: Type.Array(E2Attachment),
+  attachments: Type.Array(AttachmentSchema),
   is_read: Type.Boolean(),
   read_at: Nullable(DateTime),
   is_archived: Type.Boolean(),

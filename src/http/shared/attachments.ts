@@ -1,12 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { NotFound } from '../../core/index.ts';
 import type { AttachmentInfo, MailService } from '../../mail/index.ts';
 import { errorResponses } from '../schemas.ts';
+import type { Api, Tags } from './api.ts';
 
-export interface AttachmentRoutesOptions {
-  family: 'e2' | 'v2';
+interface AttachmentRouteOptions {
+  tags: Tags;
   mail: MailService;
 }
 
@@ -36,9 +36,7 @@ const Binary = Type.String({ contentMediaType: 'application/octet-stream', descr
  * Attachment downloads, streamed out of the raw message (never held in memory). By name the first attachment with
  * that filename answers; by part, the 0-based index in the email's attachment list (the webhooks' downloadUrl).
  */
-export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions> = async (app, { family, mail }) => {
-  const tags = [`${family} attachments`];
-
+export function downloadAttachmentByIndex(app: Api, { tags, mail }: AttachmentRouteOptions) {
   app.get(
     '/attachments/:emailId/parts/:index',
     {
@@ -56,7 +54,9 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       return sendAttachment(reply, found);
     },
   );
+}
 
+export function downloadAttachmentByName(app: Api, { tags, mail }: AttachmentRouteOptions) {
   app.get(
     '/attachments/:emailId/:filename',
     {
@@ -73,4 +73,4 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       return sendAttachment(reply, found);
     },
   );
-};
+}

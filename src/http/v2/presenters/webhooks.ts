@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { Webhook } from '../../endpoints/index.ts';
-import { DateTime, Nullable } from '../schemas.ts';
+import type { Webhook } from '../../../endpoints/index.ts';
+import { DateTime, Nullable } from '../../schemas.ts';
 
 export const WebhookSchema = Type.Object({
   id: Type.String(),

@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireApiKey } from '../auth.ts';
+import type { HttpServices } from '../server.ts';
+import { sharedRoutes } from '../shared/routes.ts';
+import { listEmails, readEmail, replyToEmail, retryEmail } from './emails.ts';
+import { listThreads, readThread } from './threads.ts';
+
+/**
+ * The `/api/e2` family: the shared routes with PATCH for catch-all and no domain `meta`, then e2's own, snake_case
+ * received mail and threads. It has no delivery log and no legacy webhooks.
+ */
+export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
+  const { accounts, deliveries, mail, threads } = services;
+  requireApiKey(api, accounts);
+  sharedRoutes(api, services, { tagPrefix: 'e2', catchAllMethod: 'PATCH', domainMeta: false });
+  listEmails(api, { tags: ['e2 emails'], mail });
+  readEmail(api, { tags: ['e2 emails'], mail });
+  replyToEmail(api, { tags: ['e2 emails'], mail });
+  retryEmail(api, { tags: ['e2 deliveries'], deliveries });
+  listThreads(api, { tags: ['e2 mail'], threads });
+  readThread(api, { tags: ['e2 mail'], threads });
+};

@@ -1,0 +1,48 @@
+import { NotSupported } from '../../core/index.ts';
+import { ErrorBody } from '../schemas.ts';
+import type { Api, Tags } from './api.ts';
+
+/**
+ * Sending and scheduling. Mailroom keeps no sent mail, so these answer 501 in both families rather than pretending.
+ */
+
+interface SendingRouteOptions {
+  tags: Tags;
+}
+
+const SENDING_NOT_SUPPORTED = 'Sending is not supported by Mailroom';
+
+function notSupported(app: Api, tags: Tags, method: 'GET' | 'POST' | 'DELETE', url: string, summary: string) {
+  app.route({
+    method,
+    url,
+    schema: { tags, summary, description: 'Not supported: answers 501.', response: { 501: ErrorBody } },
+    handler: async () => {
+      throw new NotSupported(SENDING_NOT_SUPPORTED);
+    },
+  });
+}
+
+export function sendEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'POST', '/emails', 'Send an email');
+}
+
+export function sendBatch(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'POST', '/emails/batch', 'Send a batch of emails');
+}
+
+export function scheduleEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'POST', '/emails/schedule', 'Schedule an email');
+}
+
+export function listScheduledEmails(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'GET', '/emails/schedule', 'List scheduled emails');
+}
+
+export function readScheduledEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'GET', '/emails/schedule/:id', 'Read a scheduled email');
+}
+
+export function cancelScheduledEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'DELETE', '/emails/schedule/:id', 'Cancel a scheduled email');
+}
