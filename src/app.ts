@@ -17,14 +17,9 @@ import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
 import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
 import { buildHttpServer } from './http/index.ts';
-import {
-  cleanStopMarker,
-  createIngestService,
-  extractAttachment,
-  type IngestService,
-  removeOrphanBlobs,
-} from './ingest/index.ts';
+import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
+import { extractAttachment } from './mime/index.ts';
 import { RoutingService } from './routing/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
 

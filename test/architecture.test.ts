@@ -12,6 +12,8 @@ const SRC = resolve(import.meta.dirname, '../src');
  */
 const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   core: [],
+  /** MIME parsing and attachment extraction: a leaf, like core, for ingest, mail and delivery alike. */
+  mime: [],
   config: ['core'],
   db: ['core', 'config'],
   blobs: ['core', 'config'],
@@ -21,9 +23,9 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   endpoints: ['core', 'db', 'dns'],
   addresses: ['core', 'db', 'endpoints'],
   routing: ['core', 'config', 'db', 'addresses'],
-  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'routing'],
-  mail: ['core', 'db'],
-  delivery: ['core', 'db', 'dns', 'endpoints', 'mail'],
+  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'mime', 'routing'],
+  mail: ['core', 'db', 'mime'],
+  delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
   smtp: ['core', 'routing', 'ingest'],
   http: ['core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery'],
 };

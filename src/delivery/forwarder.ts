@@ -1,9 +1,9 @@
-import { simpleParser } from 'mailparser';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { EmailsTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { attachmentsWithContent } from '../mime/index.ts';
 import type { PayloadEmail } from './email-received-payload.ts';
 import type { AttemptRecord } from './outbox-store.ts';
 import type { ForwardTarget } from './targets.ts';
@@ -89,8 +89,7 @@ export function createForwarder(options: ForwarderOptions) {
     ];
     let attachments: Mail.Attachment[] = [];
     if (target.includeAttachments && email.attachment_count > 0) {
-      const parsed = await simpleParser(await options.readRaw(email.raw_blob_key), { keepCidLinks: true });
-      attachments = parsed.attachments.map((attachment) => ({
+      attachments = (await attachmentsWithContent(await options.readRaw(email.raw_blob_key))).map((attachment) => ({
         filename: attachment.filename,
         content: attachment.content,
         contentType: attachment.contentType,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/core/index.ts';
-import { extractAttachment } from '../../src/ingest/index.ts';
 import { MailService } from '../../src/mail/index.ts';
+import { extractAttachment } from '../../src/mime/index.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
 /** 1,100 stored emails (11 messages to 100 `+tag` recipients each) that all match one search word. */

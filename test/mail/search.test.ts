@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/core/index.ts';
-import { extractAttachment } from '../../src/ingest/index.ts';
 import { MailService } from '../../src/mail/index.ts';
+import { extractAttachment } from '../../src/mime/index.ts';
 import type { ApiClient } from '../helpers/http.ts';
 import { type MailWorld, rawMessage, startMailWorld } from './setup.ts';
 
