@@ -8,6 +8,7 @@ import {
   postgresSearchVectors,
   preparedQuery,
 } from '../db/index.ts';
+import { toEmailRow } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { Analysis } from './analysis.ts';
 import { placeInThread, threadingMessageIds } from './threading.ts';
@@ -37,8 +38,6 @@ export interface WrittenEmail {
 
 /** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
 export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
-
-const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 /** What retriedCopy compares a stored copy by. */
 const COPY_COLUMNS = ['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'] as const;
@@ -114,60 +113,6 @@ async function deliveryTarget(
   return null;
 }
 
-function emailRow(message: PreparedMessage, route: AcceptedRoute, id: string, now: string): EmailsTable {
-  const { parsed, verdicts } = message;
-  return {
-    id,
-    account_id: route.accountId,
-    domain_id: route.domainId,
-    address_id: route.addressId,
-    recipient: route.recipient,
-    mail_from: message.mailFrom,
-    helo: message.helo,
-    client_ip: message.clientIp,
-    message_id: parsed.messageId,
-    subject: parsed.subject,
-    from_address: parsed.from?.addresses[0]?.address ?? null,
-    from_name: parsed.from?.addresses[0]?.name ?? null,
-    from_json: json(parsed.from),
-    to_json: json(parsed.to),
-    cc_json: json(parsed.cc),
-    bcc_json: json(parsed.bcc),
-    reply_to_json: json(parsed.replyTo),
-    sent_date: parsed.date,
-    in_reply_to: parsed.inReplyTo,
-    references_json: JSON.stringify(parsed.references),
-    priority: parsed.priority,
-    text_body: parsed.textBody,
-    html_body: parsed.htmlBody,
-    headers_json: JSON.stringify(parsed.headers),
-    attachments_json: JSON.stringify(parsed.attachments),
-    attachment_count: parsed.attachments.length,
-    parse_success: parsed.parseSuccess ? 1 : 0,
-    parse_error: parsed.parseError,
-    raw_blob_key: message.blobKey,
-    raw_size: message.rawSize,
-    raw_sha256: message.contentSha256,
-    spf: verdicts.spf,
-    dkim: verdicts.dkim,
-    dmarc: verdicts.dmarc,
-    arc: verdicts.arc,
-    spam: verdicts.spam,
-    virus: verdicts.virus,
-    auth_results: verdicts.authResults,
-    thread_id: null,
-    thread_position: null,
-    is_read: 0,
-    read_at: null,
-    is_archived: 0,
-    archived_at: null,
-    processing_ms: Math.max(0, Date.now() - message.receivedAt.getTime()),
-    received_at: message.receivedAt.toISOString(),
-    created_at: now,
-    updated_at: now,
-  };
-}
-
 /**
  * PostgreSQL's search vector of each recipient's row of `message` (see migration 0005 for the fields), from the
  * first row: subject, sender and body come from the message, so every row of it has the same.
@@ -213,7 +158,24 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       continue;
     }
     const id = newId('email', message.receivedAt.getTime());
-    const row = emailRow(message, route, id, now);
+    const row = toEmailRow({
+      id,
+      accountId: route.accountId,
+      domainId: route.domainId,
+      addressId: route.addressId,
+      recipient: route.recipient,
+      mailFrom: message.mailFrom,
+      helo: message.helo,
+      clientIp: message.clientIp,
+      parsed: message.parsed,
+      rawBlobKey: message.blobKey,
+      rawSize: message.rawSize,
+      rawSha256: message.contentSha256,
+      verdicts: message.verdicts,
+      processingMs: Math.max(0, Date.now() - message.receivedAt.getTime()),
+      receivedAt: message.receivedAt.toISOString(),
+      createdAt: now,
+    });
     const thread = await placeInThread(
       trx,
       { id, accountId: route.accountId, messageId, subject: message.parsed.subject },
