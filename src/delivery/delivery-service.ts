@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Clock } from '../core/index.ts';
 import { Invalid, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
+import { hasEmail } from '../mail/index.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
@@ -78,13 +79,7 @@ export class DeliveryService {
     emailId: string,
     which: { endpointId?: string; deliveryId?: string },
   ): Promise<string[]> {
-    const email = await this.db
-      .selectFrom('emails')
-      .select('id')
-      .where('id', '=', emailId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    if (!email) throw new NotFound('Email not found');
+    if (!(await hasEmail(this.db, accountId, emailId))) throw new NotFound('Email not found');
     const deliveries = this.db
       .selectFrom('deliveries')
       .select(['id', 'status', 'target_id'])
@@ -264,7 +259,7 @@ export class DeliveryService {
     }
     const started = performance.now();
     const forwarded = await this.forwarder.forward(
-      { ...email, from_address: 'test@example.com', from_name: 'Mailroom Test', raw_blob_key: '', attachment_count: 0 },
+      { ...email, fromAddress: 'test@example.com', fromName: 'Mailroom Test', rawBlobKey: '', attachments: [] },
       target,
       new Set(),
     );
@@ -295,36 +290,38 @@ export class DeliveryService {
 function syntheticEmail(now: Date): PayloadEmail {
   const id = newId('email', now.getTime());
   const messageId = `<test-${id}@mailroom.test>`;
-  const address = (text: string, name: string | null) =>
-    JSON.stringify({ text, addresses: [{ name, address: text.replace(/.*<|>.*/g, '') }] });
+  const address = (text: string, name: string | null) => ({
+    text,
+    addresses: [{ name, address: text.replace(/.*<|>.*/g, '') }],
+  });
   return {
     id,
     recipient: 'test@yourdomain.com',
-    message_id: messageId,
+    messageId,
     subject: 'Test webhook from Mailroom',
-    from_json: address('Mailroom Test <test@example.com>', 'Mailroom Test'),
-    to_json: address('test@yourdomain.com', null),
-    cc_json: null,
-    bcc_json: null,
-    reply_to_json: null,
-    sent_date: now.toISOString(),
-    in_reply_to: null,
-    references_json: '[]',
+    from: address('Mailroom Test <test@example.com>', 'Mailroom Test'),
+    to: address('test@yourdomain.com', null),
+    cc: null,
+    bcc: null,
+    replyTo: null,
+    sentDate: now.toISOString(),
+    inReplyTo: null,
+    references: [],
     priority: 'normal',
-    text_body: 'This is a test email.received event sent by Mailroom to check your endpoint.',
-    html_body: '<p>This is a test <code>email.received</code> event sent by Mailroom to check your endpoint.</p>',
-    headers_json: JSON.stringify({
+    textBody: 'This is a test email.received event sent by Mailroom to check your endpoint.',
+    htmlBody: '<p>This is a test <code>email.received</code> event sent by Mailroom to check your endpoint.</p>',
+    headers: {
       from: 'Mailroom Test <test@example.com>',
       to: 'test@yourdomain.com',
       subject: 'Test webhook from Mailroom',
       'message-id': messageId,
       date: now.toUTCString(),
-    }),
-    attachments_json: JSON.stringify([
+    },
+    attachments: [
       { filename: 'test.txt', contentType: 'text/plain', size: 12, contentId: null, contentDisposition: 'attachment' },
-    ]),
-    thread_id: null,
-    thread_position: null,
-    received_at: now.toISOString(),
+    ],
+    threadId: null,
+    threadPosition: null,
+    receivedAt: now.toISOString(),
   };
 }

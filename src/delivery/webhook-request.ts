@@ -36,7 +36,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
     'x-endpoint-id': target.id,
     'x-webhook-timestamp': timestamp.toISOString(),
     'x-email-id': email.id,
-    'x-message-id': email.message_id ?? '',
+    'x-message-id': email.messageId ?? '',
     'x-webhook-verification-token': target.verificationToken,
   };
   if (target.legacy) {
