@@ -23,7 +23,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   endpoints: ['core', 'db', 'dns'],
   addresses: ['core', 'db', 'endpoints'],
   routing: ['core', 'config', 'db', 'addresses'],
-  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'mime', 'routing', 'mail'],
+  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'mime', 'routing', 'endpoints', 'mail', 'delivery'],
   mail: ['core', 'db', 'mime'],
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
   smtp: ['core', 'routing', 'ingest'],

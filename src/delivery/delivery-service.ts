@@ -2,11 +2,12 @@ import type { Selectable } from 'kysely';
 import type { Clock } from '../core/index.ts';
 import { Invalid, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
+import type { DeliveryTargets } from '../endpoints/index.ts';
 import { hasEmail } from '../mail/index.ts';
+import { insertDeliveryJob } from './delivery-jobs.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
-import type { DeliveryTargets } from './targets.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
 export interface EndpointTestResult {
@@ -95,7 +96,15 @@ export class DeliveryService {
       const target = await this.targets.loadEndpoint(accountId, which.endpointId);
       if (!target?.isActive) throw new NotFound('Endpoint not found or is inactive');
       const row = await deliveries.where('target_id', '=', target.id).executeTakeFirst();
-      chosen = [row ?? (await this.createDelivery(accountId, emailId, target.id, target.kind))];
+      const endpointType = target.kind === 'webhook' ? 'webhook' : target.endpointType;
+      chosen = [
+        row ??
+          (await insertDeliveryJob(
+            this.db,
+            { accountId, emailId, target: { targetType: 'endpoint', targetId: target.id, endpointType } },
+            this.clock.now().toISOString(),
+          )),
+      ];
     } else {
       const rows = await deliveries.execute();
       if (rows.length === 0) throw new NotFound('Delivery not found for this email');
@@ -105,25 +114,6 @@ export class DeliveryService {
     if (chosen.length === 1 && chosen[0]!.status === 'success') throw new Invalid(ALREADY_SUCCEEDED);
     await this.requeue(chosen.map((row) => row.id));
     return chosen.map((row) => row.id);
-  }
-
-  private async createDelivery(accountId: string, emailId: string, endpointId: string, kind: 'webhook' | 'forward') {
-    const now = this.clock.now().toISOString();
-    const row = {
-      id: newId('dlv'),
-      account_id: accountId,
-      email_id: emailId,
-      target_type: 'endpoint' as const,
-      target_id: endpointId,
-      delivery_type: kind === 'webhook' ? ('webhook' as const) : ('email_forward' as const),
-      status: 'pending' as const,
-      attempts: 0,
-      next_attempt_at: now,
-      created_at: now,
-      updated_at: now,
-    };
-    await this.db.insertInto('deliveries').values(row).execute();
-    return row;
   }
 
   /** Makes jobs due now with a fresh retry budget. A job in flight is left alone: it is being sent already. */
@@ -153,21 +143,7 @@ export class DeliveryService {
     const until = isoOrThrow(query.until, 'until');
     if (query.status !== undefined && query.status !== 'failed') throw new Invalid('status must be failed');
     if (query.endpointId) {
-      const [endpoint, webhook] = await Promise.all([
-        this.db
-          .selectFrom('endpoints')
-          .select('id')
-          .where('id', '=', query.endpointId)
-          .where('account_id', '=', accountId)
-          .executeTakeFirst(),
-        this.db
-          .selectFrom('webhooks')
-          .select('id')
-          .where('id', '=', query.endpointId)
-          .where('account_id', '=', accountId)
-          .executeTakeFirst(),
-      ]);
-      if (!endpoint && !webhook) throw new NotFound('Endpoint not found');
+      if (!(await this.targets.exists(accountId, query.endpointId))) throw new NotFound('Endpoint not found');
     }
     let select = this.db
       .selectFrom('deliveries')

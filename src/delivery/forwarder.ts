@@ -2,11 +2,11 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { DnsLookup } from '../dns/index.ts';
+import type { ForwardTarget } from '../endpoints/index.ts';
 import type { StoredEmail } from '../mail/index.ts';
 import { attachmentsWithContent } from '../mime/index.ts';
 import type { PayloadEmail } from './email-received-payload.ts';
 import type { AttemptRecord } from './outbox-store.ts';
-import type { ForwardTarget } from './targets.ts';
 
 /** Set on every forward; a message arriving with this many Mailroom hops already is not forwarded again. */
 export const HOPS_HEADER = 'X-Mailroom-Hops';

@@ -1,10 +1,10 @@
 import type { Db } from '../db/index.ts';
+import type { DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
-import type { DeliveryTargets, ForwardTarget, WebhookTarget } from './targets.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
 export interface JobRunnerDeps {

@@ -1,7 +1,7 @@
+import type { WebhookTarget } from '../endpoints/index.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { HttpPost } from './http-sender.ts';
 import { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
-import type { WebhookTarget } from './targets.ts';
 
 export interface WebhookRequestInput {
   target: WebhookTarget;

@@ -1,5 +1,13 @@
 export type { DeliveryStats, RecentDelivery } from './delivery-stats.ts';
 export {
+  activeEndpointType,
+  type DeliveryTarget,
+  DeliveryTargets,
+  type ForwardTarget,
+  isActiveWebhook,
+  type WebhookTarget,
+} from './delivery-targets.ts';
+export {
   DEFAULT_RETRY_ATTEMPTS,
   DEFAULT_TIMEOUT_SECONDS,
   ENDPOINT_TYPES,

@@ -1,13 +1,8 @@
 import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import {
-  type Database,
-  type DeliveriesTable,
-  type EmailsTable,
-  insertRow,
-  postgresSearchVectors,
-  preparedQuery,
-} from '../db/index.ts';
+import { type Database, type EmailsTable, insertRow, postgresSearchVectors, preparedQuery } from '../db/index.ts';
+import { insertDeliveryJob, type JobTarget } from '../delivery/index.ts';
+import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { toEmailRow } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { Analysis } from './analysis.ts';
@@ -84,31 +79,16 @@ function retriedCopy(candidates: readonly StoredCopy[], message: PreparedMessage
   );
 }
 
-const endpointState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('endpoints').select(['type', 'is_active']).where('id', '=', id).where('account_id', '=', accountId),
-);
-const webhookState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
-);
-
-async function deliveryTarget(
-  trx: Transaction<Database>,
-  route: AcceptedRoute,
-): Promise<Pick<DeliveriesTable, 'target_type' | 'target_id' | 'delivery_type'> | null> {
+/** The job target a recipient's route queues for, or null when it routes nowhere or to a target that is off. */
+async function jobTarget(trx: Transaction<Database>, route: AcceptedRoute): Promise<JobTarget | null> {
   const target = route.target;
   if (target.kind === 'endpoint') {
-    const [endpoint] = await endpointState(trx, { id: target.endpointId, accountId: route.accountId });
-    if (!endpoint?.is_active) return null;
-    return {
-      target_type: 'endpoint',
-      target_id: target.endpointId,
-      delivery_type: endpoint.type === 'webhook' ? 'webhook' : 'email_forward',
-    };
+    const endpointType = await activeEndpointType(trx, route.accountId, target.endpointId);
+    return endpointType ? { targetType: 'endpoint', targetId: target.endpointId, endpointType } : null;
   }
   if (target.kind === 'webhook') {
-    const [webhook] = await webhookState(trx, { id: target.webhookId, accountId: route.accountId });
-    if (!webhook?.is_active) return null;
-    return { target_type: 'webhook', target_id: target.webhookId, delivery_type: 'webhook' };
+    const active = await isActiveWebhook(trx, route.accountId, target.webhookId);
+    return active ? { targetType: 'webhook', targetId: target.webhookId } : null;
   }
   return null;
 }
@@ -191,27 +171,10 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     await insertRow(trx, 'emails', row);
 
     const deliveryIds: string[] = [];
-    const target = await deliveryTarget(trx, route);
+    const target = await jobTarget(trx, route);
     if (target) {
-      const deliveryId = newId('dlv');
-      await insertRow(trx, 'deliveries', {
-        id: deliveryId,
-        account_id: route.accountId,
-        email_id: id,
-        ...target,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
-        last_attempt_at: null,
-        last_status_code: null,
-        last_error: null,
-        response_data: null,
-        created_at: now,
-        updated_at: now,
-      });
-      deliveryIds.push(deliveryId);
+      const job = await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now);
+      deliveryIds.push(job.id);
     }
     written.push({ id, recipient: route.recipient, duplicate: false, deliveryIds });
   }

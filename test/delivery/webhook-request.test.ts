@@ -10,8 +10,8 @@ import {
   RETRY_SCHEDULE_SECONDS,
 } from '../../src/delivery/index.ts';
 import { createRetryPolicy, parseRetryAfter } from '../../src/delivery/retry-policy.ts';
-import type { WebhookTarget } from '../../src/delivery/targets.ts';
 import { buildWebhookRequest } from '../../src/delivery/webhook-request.ts';
+import type { WebhookTarget } from '../../src/endpoints/index.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 const email: PayloadEmail = {
