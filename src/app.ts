@@ -12,7 +12,7 @@ import {
   startSearchIndexer,
   startWalCheckpointer,
 } from './db/index.ts';
-import { createDeliverySystem, type DeliverySystem } from './delivery/index.ts';
+import { createDeliverySystem, type DeliverySystem, deliveryHistory } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
 import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
@@ -69,7 +69,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const dns = createDnsLookup(config.dnsServers);
   const accounts = new AccountsService(db, clock);
-  const webhookTargets = { db, clock, dns, allowPrivateWebhooks: config.webhookAllowPrivate };
+  const webhookTargets = {
+    db,
+    clock,
+    dns,
+    allowPrivateWebhooks: config.webhookAllowPrivate,
+    deliveries: deliveryHistory(db),
+  };
   const endpoints = new EndpointsService(webhookTargets);
   const webhooks = new WebhooksService(webhookTargets);
   const domains = new DomainsService({

@@ -1,4 +1,4 @@
-export type { DeliveryStats, RecentDelivery } from './delivery-stats.ts';
+export type { DeliveryHistory, DeliveryStats, RecentDelivery } from './delivery-history.ts';
 export {
   activeEndpointType,
   type DeliveryTarget,

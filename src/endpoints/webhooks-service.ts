@@ -1,7 +1,7 @@
 import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, fromFlag, toFlag, type WebhooksTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { type DeliveryStats, deliveryStats, NO_DELIVERIES } from './delivery-stats.ts';
+import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES } from './delivery-history.ts';
 import { checkDescription, checkName, webhookSettings } from './endpoint-config.ts';
 import type { RoutingTarget } from './endpoints-service.ts';
 import { assertPublicUrl } from './url-guard.ts';
@@ -43,12 +43,20 @@ export class WebhooksService {
   private readonly clock: Clock;
   private readonly dns: Pick<DnsLookup, 'addresses'>;
   private readonly allowPrivateWebhooks: boolean;
+  private readonly deliveries: DeliveryHistory;
 
-  constructor(deps: { db: Db; clock: Clock; dns: Pick<DnsLookup, 'addresses'>; allowPrivateWebhooks: boolean }) {
+  constructor(deps: {
+    db: Db;
+    clock: Clock;
+    dns: Pick<DnsLookup, 'addresses'>;
+    allowPrivateWebhooks: boolean;
+    deliveries: DeliveryHistory;
+  }) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
     this.allowPrivateWebhooks = deps.allowPrivateWebhooks;
+    this.deliveries = deps.deliveries;
   }
 
   async list(accountId: string, page: { limit: number; offset: number }) {
@@ -57,8 +65,7 @@ export class WebhooksService {
       base.selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    const stats = await deliveryStats(
-      this.db,
+    const stats = await this.deliveries.stats(
       'webhook',
       rows.map((row) => row.id),
     );
@@ -70,7 +77,7 @@ export class WebhooksService {
 
   async get(accountId: string, id: string): Promise<Webhook> {
     const row = await this.ownedRow(accountId, id);
-    const stats = await deliveryStats(this.db, 'webhook', [row.id]);
+    const stats = await this.deliveries.stats('webhook', [row.id]);
     return this.toWebhook(row, stats.get(row.id) ?? NO_DELIVERIES);
   }
 
