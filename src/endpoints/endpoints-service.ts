@@ -76,6 +76,15 @@ export interface EndpointCleanup {
 
 const RECENT_DELIVERIES = 10;
 
+/** What the endpoints and the legacy webhooks services are built with. */
+export interface TargetServiceDeps {
+  db: Db;
+  clock: Clock;
+  dns: Pick<DnsLookup, 'addresses'>;
+  allowPrivateWebhooks: boolean;
+  deliveries: DeliveryHistory;
+}
+
 export class EndpointsService {
   private readonly db: Db;
   private readonly clock: Clock;
@@ -83,13 +92,7 @@ export class EndpointsService {
   private readonly allowPrivateWebhooks: boolean;
   private readonly deliveries: DeliveryHistory;
 
-  constructor(deps: {
-    db: Db;
-    clock: Clock;
-    dns: Pick<DnsLookup, 'addresses'>;
-    allowPrivateWebhooks: boolean;
-    deliveries: DeliveryHistory;
-  }) {
+  constructor(deps: TargetServiceDeps) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;

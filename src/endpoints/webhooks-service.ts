@@ -3,7 +3,7 @@ import { type Db, fromFlag, toFlag, type WebhooksTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES } from './delivery-history.ts';
 import { checkDescription, checkName, webhookSettings } from './endpoint-config.ts';
-import type { RoutingTarget } from './endpoints-service.ts';
+import type { RoutingTarget, TargetServiceDeps } from './endpoints-service.ts';
 import { assertPublicUrl } from './url-guard.ts';
 
 /**
@@ -45,13 +45,7 @@ export class WebhooksService {
   private readonly allowPrivateWebhooks: boolean;
   private readonly deliveries: DeliveryHistory;
 
-  constructor(deps: {
-    db: Db;
-    clock: Clock;
-    dns: Pick<DnsLookup, 'addresses'>;
-    allowPrivateWebhooks: boolean;
-    deliveries: DeliveryHistory;
-  }) {
+  constructor(deps: TargetServiceDeps) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;

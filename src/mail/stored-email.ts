@@ -4,31 +4,18 @@ import type { AddressList, AttachmentInfo, ParsedMessage } from '../mime/index.t
 
 export type { AddressList, AttachmentInfo };
 
+/** The message's own fields, as MIME parsing read them (the Date header is `sentDate` here). */
+type MessageFields = Omit<ParsedMessage, 'date'>;
+
 /** A received email as the API families present it (one row per accepted recipient). */
-export interface StoredEmail {
+export interface StoredEmail extends MessageFields {
   id: string;
   accountId: string;
   domainId: string | null;
   recipient: string;
-  messageId: string | null;
-  subject: string | null;
   fromAddress: string | null;
   fromName: string | null;
-  from: AddressList | null;
-  to: AddressList | null;
-  cc: AddressList | null;
-  bcc: AddressList | null;
-  replyTo: AddressList | null;
   sentDate: string | null;
-  inReplyTo: string | null;
-  references: string[];
-  priority: string | null;
-  textBody: string | null;
-  htmlBody: string | null;
-  headers: Record<string, string | string[]>;
-  attachments: AttachmentInfo[];
-  parseSuccess: boolean;
-  parseError: string | null;
   rawBlobKey: string;
   rawSize: number;
   verdicts: { spf: Verdict; dkim: Verdict; dmarc: Verdict; arc: Verdict; spam: Verdict; virus: Verdict };
