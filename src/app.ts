@@ -6,19 +6,14 @@ import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
-import { createDeliverySystem, type DeliverySystem } from './delivery/index.ts';
+import { createDeliverySystem, type DeliverySystem, deliveryHistory } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
 import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
 import { buildHttpServer } from './http/index.ts';
-import {
-  cleanStopMarker,
-  createIngestService,
-  extractAttachment,
-  type IngestService,
-  removeOrphanBlobs,
-} from './ingest/index.ts';
+import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
+import { extractAttachment } from './mime/index.ts';
 import { RoutingService } from './routing/index.ts';
 import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
@@ -69,7 +64,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const dns = createDnsLookup(config.dnsServers);
   const accounts = new AccountsService(db, clock);
-  const destinationChecks = { db, clock, dns, allowPrivateDestinations: config.allowPrivateDestinations };
+  const destinationChecks = {
+    db,
+    clock,
+    dns,
+    allowPrivateDestinations: config.allowPrivateDestinations,
+    deliveries: deliveryHistory(db),
+  };
   const endpoints = new EndpointsService(destinationChecks);
   const webhooks = new WebhooksService(destinationChecks);
   const domains = new DomainsService({

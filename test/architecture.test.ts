@@ -12,6 +12,8 @@ const SRC = resolve(import.meta.dirname, '../src');
  */
 const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   core: [],
+  /** MIME parsing and attachment extraction: a leaf, like core, for ingest, mail and delivery alike. */
+  mime: [],
   config: ['core'],
   db: ['core', 'config'],
   blobs: ['core', 'config'],
@@ -22,9 +24,9 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   addresses: ['core', 'db', 'endpoints'],
   routing: ['core', 'config', 'db', 'addresses'],
   search: ['core', 'db'],
-  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'routing', 'search'],
-  mail: ['core', 'db', 'search'],
-  delivery: ['core', 'db', 'dns', 'endpoints', 'mail'],
+  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'mime', 'routing', 'search', 'endpoints', 'mail', 'delivery'],
+  mail: ['core', 'db', 'mime', 'search'],
+  delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
   smtp: ['core', 'routing', 'ingest'],
   http: ['core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery'],
 };

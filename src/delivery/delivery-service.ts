@@ -2,10 +2,12 @@ import type { Selectable } from 'kysely';
 import type { Clock } from '../core/index.ts';
 import { Invalid, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
+import type { DeliveryTargets } from '../endpoints/index.ts';
+import { hasEmail } from '../mail/index.ts';
+import { insertDeliveryJob } from './delivery-jobs.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
-import type { DeliveryTargets } from './targets.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
 export interface EndpointTestResult {
@@ -78,13 +80,7 @@ export class DeliveryService {
     emailId: string,
     which: { endpointId?: string; deliveryId?: string },
   ): Promise<string[]> {
-    const email = await this.db
-      .selectFrom('emails')
-      .select('id')
-      .where('id', '=', emailId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    if (!email) throw new NotFound('Email not found');
+    if (!(await hasEmail(this.db, accountId, emailId))) throw new NotFound('Email not found');
     const deliveries = this.db
       .selectFrom('deliveries')
       .select(['id', 'status', 'target_id'])
@@ -100,7 +96,15 @@ export class DeliveryService {
       const target = await this.targets.loadEndpoint(accountId, which.endpointId);
       if (!target?.isActive) throw new NotFound('Endpoint not found or is inactive');
       const row = await deliveries.where('target_id', '=', target.id).executeTakeFirst();
-      chosen = [row ?? (await this.createDelivery(accountId, emailId, target.id, target.kind))];
+      const endpointType = target.kind === 'webhook' ? 'webhook' : target.endpointType;
+      chosen = [
+        row ??
+          (await insertDeliveryJob(
+            this.db,
+            { accountId, emailId, target: { targetType: 'endpoint', targetId: target.id, endpointType } },
+            this.clock.now().toISOString(),
+          )),
+      ];
     } else {
       const rows = await deliveries.execute();
       if (rows.length === 0) throw new NotFound('Delivery not found for this email');
@@ -110,25 +114,6 @@ export class DeliveryService {
     if (chosen.length === 1 && chosen[0]!.status === 'success') throw new Invalid(ALREADY_SUCCEEDED);
     await this.requeue(chosen.map((row) => row.id));
     return chosen.map((row) => row.id);
-  }
-
-  private async createDelivery(accountId: string, emailId: string, endpointId: string, kind: 'webhook' | 'forward') {
-    const now = this.clock.now().toISOString();
-    const row = {
-      id: newId('dlv'),
-      account_id: accountId,
-      email_id: emailId,
-      target_type: 'endpoint' as const,
-      target_id: endpointId,
-      delivery_type: kind === 'webhook' ? ('webhook' as const) : ('email_forward' as const),
-      status: 'pending' as const,
-      attempts: 0,
-      next_attempt_at: now,
-      created_at: now,
-      updated_at: now,
-    };
-    await this.db.insertInto('deliveries').values(row).execute();
-    return row;
   }
 
   /** Makes jobs due now with a fresh retry budget. A job in flight is left alone: it is being sent already. */
@@ -158,21 +143,7 @@ export class DeliveryService {
     const until = isoOrThrow(query.until, 'until');
     if (query.status !== undefined && query.status !== 'failed') throw new Invalid('status must be failed');
     if (query.endpointId) {
-      const [endpoint, webhook] = await Promise.all([
-        this.db
-          .selectFrom('endpoints')
-          .select('id')
-          .where('id', '=', query.endpointId)
-          .where('account_id', '=', accountId)
-          .executeTakeFirst(),
-        this.db
-          .selectFrom('webhooks')
-          .select('id')
-          .where('id', '=', query.endpointId)
-          .where('account_id', '=', accountId)
-          .executeTakeFirst(),
-      ]);
-      if (!endpoint && !webhook) throw new NotFound('Endpoint not found');
+      if (!(await this.targets.exists(accountId, query.endpointId))) throw new NotFound('Endpoint not found');
     }
     let select = this.db
       .selectFrom('deliveries')
@@ -264,7 +235,7 @@ export class DeliveryService {
     }
     const started = performance.now();
     const forwarded = await this.forwarder.forward(
-      { ...email, from_address: 'test@example.com', from_name: 'Mailroom Test', raw_blob_key: '', attachment_count: 0 },
+      { ...email, fromAddress: 'test@example.com', fromName: 'Mailroom Test', rawBlobKey: '', attachments: [] },
       target,
       new Set(),
     );
@@ -295,36 +266,38 @@ export class DeliveryService {
 function syntheticEmail(now: Date): PayloadEmail {
   const id = newId('email', now.getTime());
   const messageId = `<test-${id}@mailroom.test>`;
-  const address = (text: string, name: string | null) =>
-    JSON.stringify({ text, addresses: [{ name, address: text.replace(/.*<|>.*/g, '') }] });
+  const address = (text: string, name: string | null) => ({
+    text,
+    addresses: [{ name, address: text.replace(/.*<|>.*/g, '') }],
+  });
   return {
     id,
     recipient: 'test@yourdomain.com',
-    message_id: messageId,
+    messageId,
     subject: 'Test webhook from Mailroom',
-    from_json: address('Mailroom Test <test@example.com>', 'Mailroom Test'),
-    to_json: address('test@yourdomain.com', null),
-    cc_json: null,
-    bcc_json: null,
-    reply_to_json: null,
-    sent_date: now.toISOString(),
-    in_reply_to: null,
-    references_json: '[]',
+    from: address('Mailroom Test <test@example.com>', 'Mailroom Test'),
+    to: address('test@yourdomain.com', null),
+    cc: null,
+    bcc: null,
+    replyTo: null,
+    sentDate: now.toISOString(),
+    inReplyTo: null,
+    references: [],
     priority: 'normal',
-    text_body: 'This is a test email.received event sent by Mailroom to check your endpoint.',
-    html_body: '<p>This is a test <code>email.received</code> event sent by Mailroom to check your endpoint.</p>',
-    headers_json: JSON.stringify({
+    textBody: 'This is a test email.received event sent by Mailroom to check your endpoint.',
+    htmlBody: '<p>This is a test <code>email.received</code> event sent by Mailroom to check your endpoint.</p>',
+    headers: {
       from: 'Mailroom Test <test@example.com>',
       to: 'test@yourdomain.com',
       subject: 'Test webhook from Mailroom',
       'message-id': messageId,
       date: now.toUTCString(),
-    }),
-    attachments_json: JSON.stringify([
+    },
+    attachments: [
       { filename: 'test.txt', contentType: 'text/plain', size: 12, contentId: null, contentDisposition: 'attachment' },
-    ]),
-    thread_id: null,
-    thread_position: null,
-    received_at: now.toISOString(),
+    ],
+    threadId: null,
+    threadPosition: null,
+    receivedAt: now.toISOString(),
   };
 }

@@ -1,6 +1,7 @@
 import type { Clock, Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { DeliveryTargets } from '../endpoints/index.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
@@ -9,7 +10,6 @@ import { JobRunner } from './job-runner.ts';
 import { notifyChannel, OutboxStore } from './outbox-store.ts';
 import { listenForWakeups, wakeupChannel } from './pg-wakeup.ts';
 import { createRetryPolicy } from './retry-policy.ts';
-import { DeliveryTargets } from './targets.ts';
 
 export interface DeliverySystemOptions {
   db: Db;

@@ -1,43 +1,34 @@
-import { type EmailsTable, fromJson } from '../db/index.ts';
-import { sanitizeEmailHtml } from '../mail/index.ts';
+import { type StoredEmail, sanitizeEmailHtml } from '../mail/index.ts';
 
 /** The stored email fields the `email.received` body is built from. */
 export type PayloadEmail = Pick<
-  EmailsTable,
+  StoredEmail,
   | 'id'
   | 'recipient'
-  | 'message_id'
+  | 'messageId'
   | 'subject'
-  | 'from_json'
-  | 'to_json'
-  | 'cc_json'
-  | 'bcc_json'
-  | 'reply_to_json'
-  | 'sent_date'
-  | 'in_reply_to'
-  | 'references_json'
+  | 'from'
+  | 'to'
+  | 'cc'
+  | 'bcc'
+  | 'replyTo'
+  | 'sentDate'
+  | 'inReplyTo'
+  | 'references'
   | 'priority'
-  | 'text_body'
-  | 'html_body'
-  | 'headers_json'
-  | 'attachments_json'
-  | 'thread_id'
-  | 'thread_position'
-  | 'received_at'
+  | 'textBody'
+  | 'htmlBody'
+  | 'headers'
+  | 'attachments'
+  | 'threadId'
+  | 'threadPosition'
+  | 'receivedAt'
 >;
 
 export interface PayloadEndpoint {
   id: string;
   name: string;
   type: 'webhook' | 'email' | 'email_group';
-}
-
-export interface StoredAttachment {
-  filename: string | null;
-  contentType: string;
-  size: number;
-  contentId: string | null;
-  contentDisposition: string | null;
 }
 
 /** Receivers and proxies commonly cap bodies at 1 MB; the body is trimmed to stay below. */
@@ -62,7 +53,7 @@ export function attachmentDownloadUrl(template: string, emailId: string, index: 
 
 /**
  * The one builder of the `email.received` body, for real deliveries and endpoint tests alike. It is built from the
- * stored email row alone. Attachment bytes are never inlined (each attachment carries a `downloadUrl`), and neither
+ * stored email alone. Attachment bytes are never inlined (each attachment carries a `downloadUrl`), and neither
  * is the raw MIME (`parsedData.raw`): reading it back from the blob store on every delivery would be the slowest step
  * of a webhook, and the mail API serves it. Over 1 MB, the header maps go first, then the sanitized HTML copy and the
  * text copy, and last the bodies are cut short.
@@ -75,7 +66,7 @@ export function buildEmailReceivedPayload(input: {
   timestamp: Date;
 }): BuiltPayload {
   const { email, endpoint, attachmentUrl } = input;
-  const attachments = fromJson<StoredAttachment[]>(email.attachments_json, []).map((attachment, index) => ({
+  const attachments = email.attachments.map((attachment, index) => ({
     filename: attachment.filename,
     contentType: attachment.contentType,
     size: attachment.size,
@@ -83,31 +74,29 @@ export function buildEmailReceivedPayload(input: {
     contentDisposition: attachment.contentDisposition,
     downloadUrl: attachmentDownloadUrl(attachmentUrl, email.id, index),
   }));
-  const from = fromJson(email.from_json, null);
-  const to = fromJson(email.to_json, null);
-  const headers = fromJson<Record<string, unknown>>(email.headers_json, {});
+  const { from, to, headers } = email;
   const parsedData: Record<string, unknown> = {
-    messageId: email.message_id,
-    date: email.sent_date,
+    messageId: email.messageId,
+    date: email.sentDate,
     subject: email.subject,
     from,
     to,
-    cc: fromJson(email.cc_json, null),
-    bcc: fromJson(email.bcc_json, null),
-    replyTo: fromJson(email.reply_to_json, null),
-    inReplyTo: email.in_reply_to,
-    references: fromJson<string[]>(email.references_json, []),
-    textBody: email.text_body,
-    htmlBody: email.html_body,
+    cc: email.cc,
+    bcc: email.bcc,
+    replyTo: email.replyTo,
+    inReplyTo: email.inReplyTo,
+    references: email.references,
+    textBody: email.textBody,
+    htmlBody: email.htmlBody,
     attachments,
     headers,
     priority: email.priority,
   };
   const cleanedContent: Record<string, unknown> = {
-    html: email.html_body === null ? null : sanitizeEmailHtml(email.html_body),
-    text: email.text_body,
-    hasHtml: Boolean(email.html_body),
-    hasText: Boolean(email.text_body),
+    html: email.htmlBody === null ? null : sanitizeEmailHtml(email.htmlBody),
+    text: email.textBody,
+    hasHtml: Boolean(email.htmlBody),
+    hasText: Boolean(email.textBody),
     attachments,
     headers,
   };
@@ -116,14 +105,14 @@ export function buildEmailReceivedPayload(input: {
     timestamp: input.timestamp.toISOString(),
     email: {
       id: email.id,
-      messageId: email.message_id,
+      messageId: email.messageId,
       from,
       to,
       recipient: email.recipient,
       subject: email.subject,
-      receivedAt: email.received_at,
-      threadId: email.thread_id,
-      threadPosition: email.thread_position,
+      receivedAt: email.receivedAt,
+      threadId: email.threadId,
+      threadPosition: email.threadPosition,
       parsedData,
       cleanedContent,
     },

@@ -1,14 +1,14 @@
 import { isIP } from 'node:net';
-import { simpleParser } from 'mailparser';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
-import type { EmailsTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import type { ForwardTarget } from '../endpoints/index.ts';
+import type { StoredEmail } from '../mail/index.ts';
+import { attachmentsWithContent } from '../mime/index.ts';
 import type { PayloadEmail } from './email-received-payload.ts';
 import type { AddressGuard } from './http-sender.ts';
 import type { AttemptRecord } from './outbox-store.ts';
-import type { ForwardTarget } from './targets.ts';
 
 /** Set on every forward; a message arriving with this many Mailroom hops already is not forwarded again. */
 export const HOPS_HEADER = 'X-Mailroom-Hops';
@@ -16,8 +16,7 @@ export const MAX_FORWARD_HOPS = 5;
 /** RFC 5321 loop detection: a message with this many Received headers is refused whatever carried it. */
 const MAX_RECEIVED_HEADERS = 50;
 
-export type ForwardEmail = PayloadEmail &
-  Pick<EmailsTable, 'from_address' | 'from_name' | 'raw_blob_key' | 'attachment_count'>;
+export type ForwardEmail = PayloadEmail & Pick<StoredEmail, 'fromAddress' | 'fromName' | 'rawBlobKey'>;
 
 export type RecipientOutcome = NonNullable<AttemptRecord['recipients']>[number] & {
   /** A 4xx reply or a connection problem: worth another attempt. */
@@ -41,7 +40,7 @@ export interface ForwarderOptions {
   readRaw(key: string): Promise<Buffer>;
 }
 
-function headerValues(headers: Record<string, unknown>, name: string): string[] {
+function headerValues(headers: StoredEmail['headers'], name: string): string[] {
   const value = headers[name];
   if (value === undefined || value === null) return [];
   return (Array.isArray(value) ? value : [value]).map(String);
@@ -80,19 +79,14 @@ export function createForwarder(options: ForwarderOptions) {
   }
 
   async function buildMessage(email: ForwardEmail, target: ForwardTarget): Promise<Mail.Options> {
-    const headers = email.headers_json ? (JSON.parse(email.headers_json) as Record<string, unknown>) : {};
-    const hops = Number(headerValues(headers, HOPS_HEADER.toLowerCase())[0] ?? 0) || 0;
+    const hops = Number(headerValues(email.headers, HOPS_HEADER.toLowerCase())[0] ?? 0) || 0;
     const receivingDomain = domainOf(email.recipient);
-    const originalName = email.from_name || email.from_address || 'Unknown sender';
+    const originalName = email.fromName || email.fromAddress || 'Unknown sender';
     const prefix = target.subjectPrefix ? `${target.subjectPrefix.replace(/\s+$/, '')} ` : '';
-    const references = [
-      ...(email.references_json ? (JSON.parse(email.references_json) as string[]) : []),
-      ...(email.message_id ? [email.message_id] : []),
-    ];
+    const references = [...email.references, ...(email.messageId ? [email.messageId] : [])];
     let attachments: Mail.Attachment[] = [];
-    if (target.includeAttachments && email.attachment_count > 0) {
-      const parsed = await simpleParser(await options.readRaw(email.raw_blob_key), { keepCidLinks: true });
-      attachments = parsed.attachments.map((attachment) => ({
+    if (target.includeAttachments && email.attachments.length > 0) {
+      attachments = (await attachmentsWithContent(await options.readRaw(email.rawBlobKey))).map((attachment) => ({
         filename: attachment.filename,
         content: attachment.content,
         contentType: attachment.contentType,
@@ -105,11 +99,11 @@ export function createForwarder(options: ForwarderOptions) {
         name: target.senderName ?? `${originalName} via ${receivingDomain}`,
         address: target.fromAddress ?? email.recipient,
       },
-      replyTo: email.from_address ? { name: email.from_name ?? '', address: email.from_address } : undefined,
+      replyTo: email.fromAddress ? { name: email.fromName ?? '', address: email.fromAddress } : undefined,
       subject: `${prefix}${email.subject ?? ''}`,
-      text: email.text_body ?? undefined,
-      html: email.html_body ?? undefined,
-      inReplyTo: email.message_id ?? undefined,
+      text: email.textBody ?? undefined,
+      html: email.htmlBody ?? undefined,
+      inReplyTo: email.messageId ?? undefined,
       references: references.length > 0 ? references : undefined,
       headers: { [HOPS_HEADER]: String(hops + 1), 'X-Forwarded-For': email.recipient },
       attachments,
@@ -117,11 +111,10 @@ export function createForwarder(options: ForwarderOptions) {
   }
 
   function hopRefusal(email: ForwardEmail): string | undefined {
-    const headers = email.headers_json ? (JSON.parse(email.headers_json) as Record<string, unknown>) : {};
-    const hops = Number(headerValues(headers, HOPS_HEADER.toLowerCase())[0] ?? 0) || 0;
+    const hops = Number(headerValues(email.headers, HOPS_HEADER.toLowerCase())[0] ?? 0) || 0;
     if (hops >= MAX_FORWARD_HOPS)
       return `FORWARDING_HOP_LIMIT: the message already passed through Mailroom ${hops} times`;
-    if (headerValues(headers, 'received').length >= MAX_RECEIVED_HEADERS) {
+    if (headerValues(email.headers, 'received').length >= MAX_RECEIVED_HEADERS) {
       return `FORWARDING_HOP_LIMIT: the message has ${MAX_RECEIVED_HEADERS} or more Received headers`;
     }
     return undefined;

@@ -1,9 +1,10 @@
-import type { Db, EmailsTable } from '../db/index.ts';
-import type { ForwardEmail, Forwarder } from './forwarder.ts';
+import type { Db } from '../db/index.ts';
+import type { DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
+import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
+import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
-import type { DeliveryTargets, ForwardTarget, WebhookTarget } from './targets.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
 export interface JobRunnerDeps {
@@ -31,10 +32,7 @@ export class JobRunner {
 
   async run(job: DeliveryJob, owner: string): Promise<Date | undefined> {
     const { store, targets, db } = this.deps;
-    const [email, target] = await Promise.all([
-      db.selectFrom('emails').selectAll().where('id', '=', job.email_id).executeTakeFirst(),
-      targets.load(job),
-    ]);
+    const [email, target] = await Promise.all([findStoredEmail(db, job.email_id), targets.load(job)]);
     if (!email || !target?.isActive) {
       const reason = !email ? 'Email not found' : !target ? 'Endpoint not found' : 'Endpoint is inactive';
       await store.abandon(job, owner, reason, this.deps.now());
@@ -64,7 +62,7 @@ export class JobRunner {
   private async runWebhook(
     job: DeliveryJob,
     owner: string,
-    email: EmailsTable,
+    email: StoredEmail,
     target: WebhookTarget,
   ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
@@ -113,7 +111,7 @@ export class JobRunner {
   private async runForward(
     job: DeliveryJob,
     owner: string,
-    email: EmailsTable,
+    email: StoredEmail,
     target: ForwardTarget,
   ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
@@ -124,7 +122,7 @@ export class JobRunner {
     );
     let forwarded: Awaited<ReturnType<Forwarder['forward']>>;
     try {
-      forwarded = await this.deps.forwarder.forward(email as ForwardEmail, target, alreadySent);
+      forwarded = await this.deps.forwarder.forward(email, target, alreadySent);
     } catch (error) {
       forwarded = {
         recipients: target.recipients.map((address) => ({

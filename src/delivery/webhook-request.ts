@@ -1,7 +1,7 @@
+import type { WebhookTarget } from '../endpoints/index.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { HttpPost } from './http-sender.ts';
 import { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
-import type { WebhookTarget } from './targets.ts';
 
 export interface WebhookRequestInput {
   target: WebhookTarget;
@@ -36,7 +36,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
     'x-endpoint-id': target.id,
     'x-webhook-timestamp': timestamp.toISOString(),
     'x-email-id': email.id,
-    'x-message-id': email.message_id ?? '',
+    'x-message-id': email.messageId ?? '',
     'x-webhook-verification-token': target.verificationToken,
   };
   if (target.legacy) {

@@ -2,13 +2,7 @@ import { sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, type EndpointsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import {
-  type DeliveryStats,
-  deliveryStats,
-  NO_DELIVERIES,
-  type RecentDelivery,
-  recentDeliveries,
-} from './delivery-stats.ts';
+import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES, type RecentDelivery } from './delivery-history.ts';
 import {
   type ConfigChecks,
   checkDescription,
@@ -82,22 +76,28 @@ export interface EndpointCleanup {
 
 const RECENT_DELIVERIES = 10;
 
+/** What the endpoints and the legacy webhooks services are built with. */
+export interface TargetServiceDeps {
+  db: Db;
+  clock: Clock;
+  dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  allowPrivateDestinations: boolean;
+  deliveries: DeliveryHistory;
+}
+
 export class EndpointsService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
   private readonly allowPrivateDestinations: boolean;
+  private readonly deliveries: DeliveryHistory;
 
-  constructor(deps: {
-    db: Db;
-    clock: Clock;
-    dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
-    allowPrivateDestinations: boolean;
-  }) {
+  constructor(deps: TargetServiceDeps) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
     this.allowPrivateDestinations = deps.allowPrivateDestinations;
+    this.deliveries = deps.deliveries;
   }
 
   async create(accountId: string, input: EndpointInput): Promise<Endpoint> {
@@ -148,8 +148,7 @@ export class EndpointsService {
         .execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    const stats = await deliveryStats(
-      this.db,
+    const stats = await this.deliveries.stats(
       'endpoint',
       rows.map((row) => row.id),
     );
@@ -162,8 +161,8 @@ export class EndpointsService {
   async get(accountId: string, id: string): Promise<EndpointDetail> {
     const row = await this.ownedRow(accountId, id);
     const [stats, recent, emails, domains] = await Promise.all([
-      deliveryStats(this.db, 'endpoint', [row.id]),
-      recentDeliveries(this.db, 'endpoint', row.id, RECENT_DELIVERIES),
+      this.deliveries.stats('endpoint', [row.id]),
+      this.deliveries.recent('endpoint', row.id, RECENT_DELIVERIES),
       this.db
         .selectFrom('email_addresses')
         .select(['id', 'address', 'is_active', 'created_at'])

@@ -1,4 +1,12 @@
-export type { DeliveryStats, RecentDelivery } from './delivery-stats.ts';
+export type { DeliveryHistory, DeliveryStats, RecentDelivery } from './delivery-history.ts';
+export {
+  activeEndpointType,
+  type DeliveryTarget,
+  DeliveryTargets,
+  type ForwardTarget,
+  isActiveWebhook,
+  type WebhookTarget,
+} from './delivery-targets.ts';
 export {
   DEFAULT_RETRY_ATTEMPTS,
   DEFAULT_TIMEOUT_SECONDS,

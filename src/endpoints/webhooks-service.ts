@@ -1,9 +1,9 @@
 import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, fromFlag, toFlag, type WebhooksTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { type DeliveryStats, deliveryStats, NO_DELIVERIES } from './delivery-stats.ts';
+import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES } from './delivery-history.ts';
 import { checkDescription, checkName, webhookSettings } from './endpoint-config.ts';
-import type { RoutingTarget } from './endpoints-service.ts';
+import type { RoutingTarget, TargetServiceDeps } from './endpoints-service.ts';
 import { assertPublicUrl } from './url-guard.ts';
 
 /**
@@ -43,17 +43,14 @@ export class WebhooksService {
   private readonly clock: Clock;
   private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
   private readonly allowPrivateDestinations: boolean;
+  private readonly deliveries: DeliveryHistory;
 
-  constructor(deps: {
-    db: Db;
-    clock: Clock;
-    dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
-    allowPrivateDestinations: boolean;
-  }) {
+  constructor(deps: TargetServiceDeps) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.dns = deps.dns;
     this.allowPrivateDestinations = deps.allowPrivateDestinations;
+    this.deliveries = deps.deliveries;
   }
 
   async list(accountId: string, page: { limit: number; offset: number }) {
@@ -62,8 +59,7 @@ export class WebhooksService {
       base.selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    const stats = await deliveryStats(
-      this.db,
+    const stats = await this.deliveries.stats(
       'webhook',
       rows.map((row) => row.id),
     );
@@ -75,7 +71,7 @@ export class WebhooksService {
 
   async get(accountId: string, id: string): Promise<Webhook> {
     const row = await this.ownedRow(accountId, id);
-    const stats = await deliveryStats(this.db, 'webhook', [row.id]);
+    const stats = await this.deliveries.stats('webhook', [row.id]);
     return this.toWebhook(row, stats.get(row.id) ?? NO_DELIVERIES);
   }
 

@@ -1,8 +1,8 @@
 import { workerData } from 'node:worker_threads';
 import type { SpamdConfig } from '../config/index.ts';
 import { createDnsLookup } from '../dns/index.ts';
+import { type ParsedMessage, parseMessage } from '../mime/index.ts';
 import { type Analysis, contentSha256 } from './analysis.ts';
-import { type ParsedMessage, parseMessage } from './message-parser.ts';
 import { createSpamScanner } from './spamd.ts';
 import { createVerdictChecker } from './verdicts.ts';
 import { serveRequests } from './worker-pool.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ParsedMessage } from './message-parser.ts';
+import type { ParsedMessage } from '../mime/index.ts';
 import type { Verdicts } from './verdicts.ts';
 
 /** What the analysis of one message yields: its parsed form, its verdicts, and the hash that finds retried copies. */

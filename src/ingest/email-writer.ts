@@ -1,6 +1,9 @@
 import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, type DeliveriesTable, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
+import { type Database, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
+import { insertDeliveryJob, type JobTarget } from '../delivery/index.ts';
+import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
+import { toEmailRow } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import { postgresSearchVectors } from '../search/index.ts';
 import type { Analysis } from './analysis.ts';
@@ -31,8 +34,6 @@ export interface WrittenEmail {
 
 /** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
 export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
-
-const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 /** What retriedCopy compares a stored copy by. */
 const COPY_COLUMNS = ['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'] as const;
@@ -79,87 +80,18 @@ function retriedCopy(candidates: readonly StoredCopy[], message: PreparedMessage
   );
 }
 
-const endpointState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('endpoints').select(['type', 'is_active']).where('id', '=', id).where('account_id', '=', accountId),
-);
-const webhookState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
-);
-
-async function deliveryTarget(
-  trx: Transaction<Database>,
-  route: AcceptedRoute,
-): Promise<Pick<DeliveriesTable, 'target_type' | 'target_id' | 'delivery_type'> | null> {
+/** The job target a recipient's route queues for, or null when it routes nowhere or to a target that is off. */
+async function jobTarget(trx: Transaction<Database>, route: AcceptedRoute): Promise<JobTarget | null> {
   const target = route.target;
   if (target.kind === 'endpoint') {
-    const [endpoint] = await endpointState(trx, { id: target.endpointId, accountId: route.accountId });
-    if (!endpoint?.is_active) return null;
-    return {
-      target_type: 'endpoint',
-      target_id: target.endpointId,
-      delivery_type: endpoint.type === 'webhook' ? 'webhook' : 'email_forward',
-    };
+    const endpointType = await activeEndpointType(trx, route.accountId, target.endpointId);
+    return endpointType ? { targetType: 'endpoint', targetId: target.endpointId, endpointType } : null;
   }
   if (target.kind === 'webhook') {
-    const [webhook] = await webhookState(trx, { id: target.webhookId, accountId: route.accountId });
-    if (!webhook?.is_active) return null;
-    return { target_type: 'webhook', target_id: target.webhookId, delivery_type: 'webhook' };
+    const active = await isActiveWebhook(trx, route.accountId, target.webhookId);
+    return active ? { targetType: 'webhook', targetId: target.webhookId } : null;
   }
   return null;
-}
-
-function emailRow(message: PreparedMessage, route: AcceptedRoute, id: string, now: string): EmailsTable {
-  const { parsed, verdicts } = message;
-  return {
-    id,
-    account_id: route.accountId,
-    domain_id: route.domainId,
-    address_id: route.addressId,
-    recipient: route.recipient,
-    mail_from: message.mailFrom,
-    helo: message.helo,
-    client_ip: message.clientIp,
-    message_id: parsed.messageId,
-    subject: parsed.subject,
-    from_address: parsed.from?.addresses[0]?.address ?? null,
-    from_name: parsed.from?.addresses[0]?.name ?? null,
-    from_json: json(parsed.from),
-    to_json: json(parsed.to),
-    cc_json: json(parsed.cc),
-    bcc_json: json(parsed.bcc),
-    reply_to_json: json(parsed.replyTo),
-    sent_date: parsed.date,
-    in_reply_to: parsed.inReplyTo,
-    references_json: JSON.stringify(parsed.references),
-    priority: parsed.priority,
-    text_body: parsed.textBody,
-    html_body: parsed.htmlBody,
-    headers_json: JSON.stringify(parsed.headers),
-    attachments_json: JSON.stringify(parsed.attachments),
-    attachment_count: parsed.attachments.length,
-    parse_success: parsed.parseSuccess ? 1 : 0,
-    parse_error: parsed.parseError,
-    raw_blob_key: message.blobKey,
-    raw_size: message.rawSize,
-    raw_sha256: message.contentSha256,
-    spf: verdicts.spf,
-    dkim: verdicts.dkim,
-    dmarc: verdicts.dmarc,
-    arc: verdicts.arc,
-    spam: verdicts.spam,
-    virus: verdicts.virus,
-    auth_results: verdicts.authResults,
-    thread_id: null,
-    thread_position: null,
-    is_read: 0,
-    read_at: null,
-    is_archived: 0,
-    archived_at: null,
-    processing_ms: Math.max(0, Date.now() - message.receivedAt.getTime()),
-    received_at: message.receivedAt.toISOString(),
-    created_at: now,
-    updated_at: now,
-  };
 }
 
 /**
@@ -207,7 +139,24 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       continue;
     }
     const id = newId('email', message.receivedAt.getTime());
-    const row = emailRow(message, route, id, now);
+    const row = toEmailRow({
+      id,
+      accountId: route.accountId,
+      domainId: route.domainId,
+      addressId: route.addressId,
+      recipient: route.recipient,
+      mailFrom: message.mailFrom,
+      helo: message.helo,
+      clientIp: message.clientIp,
+      parsed: message.parsed,
+      rawBlobKey: message.blobKey,
+      rawSize: message.rawSize,
+      rawSha256: message.contentSha256,
+      verdicts: message.verdicts,
+      processingMs: Math.max(0, Date.now() - message.receivedAt.getTime()),
+      receivedAt: message.receivedAt.toISOString(),
+      createdAt: now,
+    });
     const thread = await placeInThread(
       trx,
       { id, accountId: route.accountId, messageId, subject: message.parsed.subject },
@@ -223,27 +172,10 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     await insertRow(trx, 'emails', row);
 
     const deliveryIds: string[] = [];
-    const target = await deliveryTarget(trx, route);
+    const target = await jobTarget(trx, route);
     if (target) {
-      const deliveryId = newId('dlv');
-      await insertRow(trx, 'deliveries', {
-        id: deliveryId,
-        account_id: route.accountId,
-        email_id: id,
-        ...target,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
-        last_attempt_at: null,
-        last_status_code: null,
-        last_error: null,
-        response_data: null,
-        created_at: now,
-        updated_at: now,
-      });
-      deliveryIds.push(deliveryId);
+      const job = await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now);
+      deliveryIds.push(job.id);
     }
     written.push({ id, recipient: route.recipient, duplicate: false, deliveryIds });
   }

@@ -1,6 +1,5 @@
 export type { AcceptedRoute, WrittenEmail } from './email-writer.ts';
 export { DEDUPE_WINDOW_MS } from './email-writer.ts';
-export { type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
 export {
   type CommittedListener,
   createIngestService,
@@ -10,7 +9,6 @@ export {
   type IngestResult,
   type IngestService,
 } from './ingest-service.ts';
-export { type AttachmentMeta, MAX_BODY_CHARS, type ParsedMessage, parseMessage } from './message-parser.ts';
 export { cleanStopMarker, type RecoveryOptions, removeOrphanBlobs } from './recovery.ts';
 export { normalizeSubject } from './threading.ts';
 export type { Verdicts } from './verdicts.ts';

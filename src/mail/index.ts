@@ -14,7 +14,11 @@ export {
   type AddressList,
   type AttachmentInfo,
   type EmailSummary,
+  findStoredEmail,
+  hasEmail,
   htmlToText,
+  type NewEmail,
   type StoredEmail,
+  toEmailRow,
 } from './stored-email.ts';
 export { type ThreadListQuery, type ThreadSummary, ThreadsService } from './threads-service.ts';

@@ -1,44 +1,21 @@
 import { sql } from 'kysely';
 import { type Db, type EmailsTable, fromFlag, fromJson, type Verdict } from '../db/index.ts';
+import type { AddressList, AttachmentInfo, ParsedMessage } from '../mime/index.ts';
 
-export interface AddressList {
-  text: string;
-  addresses: Array<{ name: string | null; address: string | null }>;
-}
+export type { AddressList, AttachmentInfo };
 
-export interface AttachmentInfo {
-  filename: string | null;
-  contentType: string;
-  size: number;
-  contentId: string | null;
-  contentDisposition: string | null;
-}
+/** The message's own fields, as MIME parsing read them (the Date header is `sentDate` here). */
+type MessageFields = Omit<ParsedMessage, 'date'>;
 
 /** A received email as the API families present it (one row per accepted recipient). */
-export interface StoredEmail {
+export interface StoredEmail extends MessageFields {
   id: string;
   accountId: string;
   domainId: string | null;
   recipient: string;
-  messageId: string | null;
-  subject: string | null;
   fromAddress: string | null;
   fromName: string | null;
-  from: AddressList | null;
-  to: AddressList | null;
-  cc: AddressList | null;
-  bcc: AddressList | null;
-  replyTo: AddressList | null;
   sentDate: string | null;
-  inReplyTo: string | null;
-  references: string[];
-  priority: string | null;
-  textBody: string | null;
-  htmlBody: string | null;
-  headers: Record<string, string | string[]>;
-  attachments: AttachmentInfo[];
-  parseSuccess: boolean;
-  parseError: string | null;
   rawBlobKey: string;
   rawSize: number;
   verdicts: { spf: Verdict; dkim: Verdict; dmarc: Verdict; arc: Verdict; spam: Verdict; virus: Verdict };
@@ -52,6 +29,26 @@ export interface StoredEmail {
   receivedAt: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** One accepted recipient's copy of a received message, as ingest hands it over to be stored. */
+export interface NewEmail {
+  id: string;
+  accountId: string;
+  domainId: string | null;
+  addressId: string | null;
+  recipient: string;
+  mailFrom: string | null;
+  helo: string | null;
+  clientIp: string | null;
+  parsed: ParsedMessage;
+  rawBlobKey: string;
+  rawSize: number;
+  rawSha256: string;
+  verdicts: StoredEmail['verdicts'] & { authResults: string | null };
+  processingMs: number;
+  receivedAt: string;
+  createdAt: string;
 }
 
 /** A list row: everything but the bodies, with the start of the text (or HTML) for the preview. */
@@ -261,6 +258,84 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** The row a new email is stored as, outside any thread until ingest places it in one. */
+export function toEmailRow(email: NewEmail): EmailsTable {
+  const { parsed, verdicts } = email;
+  return {
+    id: email.id,
+    account_id: email.accountId,
+    domain_id: email.domainId,
+    address_id: email.addressId,
+    recipient: email.recipient,
+    mail_from: email.mailFrom,
+    helo: email.helo,
+    client_ip: email.clientIp,
+    message_id: parsed.messageId,
+    subject: parsed.subject,
+    from_address: parsed.from?.addresses[0]?.address ?? null,
+    from_name: parsed.from?.addresses[0]?.name ?? null,
+    from_json: json(parsed.from),
+    to_json: json(parsed.to),
+    cc_json: json(parsed.cc),
+    bcc_json: json(parsed.bcc),
+    reply_to_json: json(parsed.replyTo),
+    sent_date: parsed.date,
+    in_reply_to: parsed.inReplyTo,
+    references_json: JSON.stringify(parsed.references),
+    priority: parsed.priority,
+    text_body: parsed.textBody,
+    html_body: parsed.htmlBody,
+    headers_json: JSON.stringify(parsed.headers),
+    attachments_json: JSON.stringify(parsed.attachments),
+    attachment_count: parsed.attachments.length,
+    parse_success: parsed.parseSuccess ? 1 : 0,
+    parse_error: parsed.parseError,
+    raw_blob_key: email.rawBlobKey,
+    raw_size: email.rawSize,
+    raw_sha256: email.rawSha256,
+    spf: verdicts.spf,
+    dkim: verdicts.dkim,
+    dmarc: verdicts.dmarc,
+    arc: verdicts.arc,
+    spam: verdicts.spam,
+    virus: verdicts.virus,
+    auth_results: verdicts.authResults,
+    thread_id: null,
+    thread_position: null,
+    is_read: 0,
+    read_at: null,
+    is_archived: 0,
+    archived_at: null,
+    processing_ms: email.processingMs,
+    received_at: email.receivedAt,
+    created_at: email.createdAt,
+    updated_at: email.createdAt,
+  };
+}
+
+/** Any account's email by id (the delivery worker's read), or undefined when it is gone. */
+export async function findStoredEmail(db: Db, id: string): Promise<StoredEmail | undefined> {
+  const row = await db
+    .selectFrom('emails')
+    .select([...EMAIL_COLUMNS])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && toStoredEmail(row);
+}
+
+/** Whether the account has an email with this id. */
+export async function hasEmail(db: Db, accountId: string, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('emails')
+    .select('id')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Every email of one of the account's threads, in thread order. */

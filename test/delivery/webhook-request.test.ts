@@ -10,37 +10,34 @@ import {
   RETRY_SCHEDULE_SECONDS,
 } from '../../src/delivery/index.ts';
 import { createRetryPolicy, parseRetryAfter } from '../../src/delivery/retry-policy.ts';
-import type { WebhookTarget } from '../../src/delivery/targets.ts';
 import { buildWebhookRequest } from '../../src/delivery/webhook-request.ts';
+import type { WebhookTarget } from '../../src/endpoints/index.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 const email: PayloadEmail = {
   id: 'email_01',
   recipient: 'support@acme.test',
-  message_id: '<m1@sender.test>',
+  messageId: '<m1@sender.test>',
   subject: 'Invoice',
-  from_json: JSON.stringify({
-    text: 'Ann <ann@sender.test>',
-    addresses: [{ name: 'Ann', address: 'ann@sender.test' }],
-  }),
-  to_json: JSON.stringify({ text: 'support@acme.test', addresses: [{ name: '', address: 'support@acme.test' }] }),
-  cc_json: null,
-  bcc_json: null,
-  reply_to_json: null,
-  sent_date: '2026-11-22T01:00:00.000Z',
-  in_reply_to: null,
-  references_json: '[]',
+  from: { text: 'Ann <ann@sender.test>', addresses: [{ name: 'Ann', address: 'ann@sender.test' }] },
+  to: { text: 'support@acme.test', addresses: [{ name: '', address: 'support@acme.test' }] },
+  cc: null,
+  bcc: null,
+  replyTo: null,
+  sentDate: '2026-11-22T01:00:00.000Z',
+  inReplyTo: null,
+  references: [],
   priority: null,
-  text_body: 'Hello',
-  html_body: '<p>Hello<script>alert(1)</script></p>',
-  headers_json: JSON.stringify({ subject: 'Invoice' }),
-  attachments_json: JSON.stringify([
+  textBody: 'Hello',
+  htmlBody: '<p>Hello<script>alert(1)</script></p>',
+  headers: { subject: 'Invoice' },
+  attachments: [
     { filename: 'a.pdf', contentType: 'application/pdf', size: 3, contentId: null, contentDisposition: 'attachment' },
     { filename: 'b.png', contentType: 'image/png', size: 4, contentId: 'img1', contentDisposition: 'inline' },
-  ]),
-  thread_id: 'thr_1',
-  thread_position: 1,
-  received_at: '2026-11-22T01:00:01.000Z',
+  ],
+  threadId: 'thr_1',
+  threadPosition: 1,
+  receivedAt: '2026-11-22T01:00:01.000Z',
 };
 
 function target(overrides: Partial<WebhookTarget> = {}): WebhookTarget {
@@ -144,7 +141,7 @@ describe('email.received body', () => {
   test('a body over 1 MB drops the header maps, then the HTML and text copies, then cuts the bodies', () => {
     const big = 'x'.repeat(700_000);
     const built = buildEmailReceivedPayload({
-      email: { ...email, text_body: big, html_body: big },
+      email: { ...email, textBody: big, htmlBody: big },
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
       timestamp,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { extractAttachment } from '../../src/ingest/index.ts';
+import { extractAttachment } from '../../src/mime/index.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';

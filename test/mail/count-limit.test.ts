@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/core/index.ts';
-import { extractAttachment } from '../../src/ingest/index.ts';
 import { MailService } from '../../src/mail/index.ts';
+import { extractAttachment } from '../../src/mime/index.ts';
 import { PostgresMailPages } from '../../src/search/index.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 

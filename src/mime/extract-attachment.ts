@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { type AttachmentStream, MailParser, type MessageText } from 'mailparser';
+import { type Attachment, type AttachmentStream, MailParser, type MessageText, simpleParser } from 'mailparser';
 import { PARSER_OPTIONS } from './message-parser.ts';
 
 export interface ExtractedAttachment {
@@ -66,4 +66,12 @@ export function extractAttachment(raw: Readable, index: number): Promise<Extract
     raw.on('error', fail);
     raw.pipe(parser);
   });
+}
+
+/**
+ * Every attachment of a raw message with its decoded bytes, for a forward that carries them along. Unlike
+ * extractAttachment this holds them all, and keeps cid: links in the HTML as they are.
+ */
+export async function attachmentsWithContent(raw: Buffer): Promise<Attachment[]> {
+  return (await simpleParser(raw, { keepCidLinks: true })).attachments;
 }

@@ -6,7 +6,7 @@ export interface AddressList {
 }
 
 /** One attachment as stored in `attachments_json`; the list is in MIME order (see extractAttachment). */
-export interface AttachmentMeta {
+export interface AttachmentInfo {
   filename: string | null;
   contentType: string;
   /** Decoded size in bytes. */
@@ -32,7 +32,7 @@ export interface ParsedMessage {
   htmlBody: string | null;
   /** Lower-case header name to its decoded value, or to every value in order when it repeats. */
   headers: Record<string, string | string[]>;
-  attachments: AttachmentMeta[];
+  attachments: AttachmentInfo[];
   parseSuccess: boolean;
   parseError: string | null;
 }
@@ -157,7 +157,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
         parsed.textBody = data.text === '' && parsed.htmlBody !== null ? null : cap(data.text);
         return;
       }
-      const meta: AttachmentMeta = {
+      const meta: AttachmentInfo = {
         filename: data.filename ?? null,
         contentType: data.contentType,
         size: 0,

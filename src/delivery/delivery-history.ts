@@ -1,28 +1,9 @@
 import { sql } from 'kysely';
 import type { Db, DeliveriesTable } from '../db/index.ts';
-
-export interface DeliveryStats {
-  total: number;
-  successful: number;
-  failed: number;
-  lastDelivery: string | null;
-}
-
-export interface RecentDelivery {
-  id: string;
-  emailId: string;
-  deliveryType: DeliveriesTable['delivery_type'];
-  status: DeliveriesTable['status'];
-  attempts: number;
-  lastAttemptAt: string | null;
-  responseData: unknown;
-  createdAt: string;
-}
-
-export const NO_DELIVERIES: DeliveryStats = { total: 0, successful: 0, failed: 0, lastDelivery: null };
+import type { DeliveryHistory, DeliveryStats, RecentDelivery } from '../endpoints/index.ts';
 
 /** Delivery counts per target, read from the outbox that ingest and the delivery worker fill. */
-export async function deliveryStats(
+async function deliveryStats(
   db: Db,
   targetType: DeliveriesTable['target_type'],
   targetIds: string[],
@@ -55,7 +36,7 @@ export async function deliveryStats(
 }
 
 /** The target's most recent deliveries, newest first. */
-export async function recentDeliveries(
+async function recentDeliveries(
   db: Db,
   targetType: DeliveriesTable['target_type'],
   targetId: string,
@@ -80,4 +61,12 @@ export async function recentDeliveries(
     responseData: row.response_data ? JSON.parse(row.response_data) : null,
     createdAt: row.created_at,
   }));
+}
+
+/** What endpoints and webhooks show of their deliveries, read from the outbox. */
+export function deliveryHistory(db: Db): DeliveryHistory {
+  return {
+    stats: (targetType, targetIds) => deliveryStats(db, targetType, targetIds),
+    recent: (targetType, targetId, limit) => recentDeliveries(db, targetType, targetId, limit),
+  };
 }

@@ -1,8 +1,8 @@
 import type { Clock } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
 import type { Db, DeliveriesTable } from '../db/index.ts';
-import { fromFlag } from '../db/index.ts';
-import { DEFAULT_RETRY_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS } from '../endpoints/index.ts';
+import { fromFlag, preparedQuery } from '../db/index.ts';
+import { DEFAULT_RETRY_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS, type EndpointType } from './endpoint-config.ts';
 
 interface TargetBase {
   id: string;
@@ -50,6 +50,25 @@ function numberOr(value: unknown, fallback: number): number {
 
 function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+const endpointState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
+  db.selectFrom('endpoints').select(['type', 'is_active']).where('id', '=', id).where('account_id', '=', accountId),
+);
+const webhookState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
+  db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
+);
+
+/** The type of the account's endpoint if it is active, read in the caller's transaction (ingest's). */
+export async function activeEndpointType(db: Db, accountId: string, id: string): Promise<EndpointType | undefined> {
+  const [endpoint] = await endpointState(db, { id, accountId });
+  return endpoint?.is_active ? endpoint.type : undefined;
+}
+
+/** Whether the account's legacy webhook exists and is active, read in the caller's transaction (ingest's). */
+export async function isActiveWebhook(db: Db, accountId: string, id: string): Promise<boolean> {
+  const [webhook] = await webhookState(db, { id, accountId });
+  return Boolean(webhook?.is_active);
 }
 
 /**
@@ -157,6 +176,25 @@ export class DeliveryTargets {
       .where('id', '=', id)
       .execute();
     return token;
+  }
+
+  /** Whether the account has an endpoint or a legacy webhook with this id. */
+  async exists(accountId: string, id: string): Promise<boolean> {
+    const [endpoint, webhook] = await Promise.all([
+      this.db
+        .selectFrom('endpoints')
+        .select('id')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst(),
+      this.db
+        .selectFrom('webhooks')
+        .select('id')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst(),
+    ]);
+    return Boolean(endpoint || webhook);
   }
 
   /** Turns a target off for good (410 Gone), keeping the reason visible on it. */

@@ -1,0 +1,7 @@
+export { attachmentsWithContent, type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
+export {
+  type AddressList,
+  type AttachmentInfo,
+  type ParsedMessage,
+  parseMessage,
+} from './message-parser.ts';
