@@ -1,7 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { bootstrapAccess } from './accounts/index.ts';
 import { type App, createApp, ListenError, VERSION } from './app.ts';
-import { type Config, ConfigError, loadConfig } from './config/index.ts';
+import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
+import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
 
 /** Ends start-up with one line saying what to do; no stack trace, exit code 1. */
 function fail(message: string): never {
@@ -150,6 +151,32 @@ export async function serve(): Promise<void> {
       `    ${issued.key}`,
       '',
       'Make more keys with: npx mailroom keys create [--account NAME]',
+    ];
+  });
+}
+
+/**
+ * `mailroom dev`: a sandbox on SQLite whose domain verifies against a DNS server of its own on loopback, with an
+ * address ready to receive; prints a key and how to send and read a mail.
+ */
+export async function serveSandbox(): Promise<void> {
+  const dns = await startSandboxDns(SANDBOX_DOMAIN);
+  const config = configOrFail(() => loadSandboxConfig({ dnsServer: dns.address, mxHost: SANDBOX_MX_HOST }));
+  await startApp(config, async (app, bound) => {
+    const sandbox = await setUpSandbox(app, dns, config.bootstrapApiKey);
+    const smtp = `${reachableHost(config.smtp.host)}:${bound.smtpPort}`;
+    const keyNote = config.bootstrapApiKey ? 'MAILROOM_API_KEY' : 'new on each run; earlier ones keep working';
+    return [
+      '',
+      `Sandbox ready: ${SANDBOX_DOMAIN} is verified by a DNS server at ${dns.address} that answers only for it.`,
+      `  API key   ${sandbox.key} (${keyNote})`,
+      `  HTTP      ${bound.httpUrl}`,
+      `  SMTP      ${smtp}`,
+      `  Address   ${sandbox.address} (any other address @${SANDBOX_DOMAIN} is kept too, by the catch-all)`,
+      'Send a mail:',
+      `  swaks --server ${smtp} --from you@example.com --to ${sandbox.address}`,
+      'Read it:',
+      `  curl -H "Authorization: Bearer ${sandbox.key}" ${bound.httpUrl}/api/v2/mail`,
     ];
   });
 }

@@ -163,6 +163,32 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } satisfies Config);
 }
 
+/**
+ * The configuration of `mailroom dev`: the environment's, but on SQLite in ./.mailroom-dev unless DATA_DIR says
+ * otherwise, on loopback unless HOST and SMTP_HOST say otherwise, with every DNS question sent to the sandbox's own
+ * server and private destinations allowed. DATABASE_URL is refused, so a sandbox never runs against a real database.
+ */
+export function loadSandboxConfig(
+  sandbox: { dnsServer: string; mxHost: string },
+  env: Record<string, string | undefined> = process.env,
+): Readonly<Config> {
+  if (env.DATABASE_URL) {
+    throw new ConfigError(
+      'mailroom dev runs on SQLite in its own folder and refuses DATABASE_URL: unset it for the sandbox, ' +
+        'or run mailroom serve to use PostgreSQL',
+    );
+  }
+  return loadConfig({
+    ...env,
+    HOST: env.HOST || '127.0.0.1',
+    SMTP_HOST: env.SMTP_HOST || '127.0.0.1',
+    DATA_DIR: env.DATA_DIR || './.mailroom-dev',
+    MX_HOST: env.MX_HOST || sandbox.mxHost,
+    DNS_SERVERS: sandbox.dnsServer,
+    ALLOW_PRIVATE_DESTINATIONS: 'true',
+  });
+}
+
 /** `host` or `host:port` entries, comma separated, checked by the resolver that will use them. */
 function parseDnsServers(value: string | undefined): string[] {
   if (!value) return [];
