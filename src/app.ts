@@ -45,6 +45,18 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** A server of the app could not listen (e.g. EADDRINUSE); `server` says which, so start-up can name its setting. */
+export class ListenError extends Error {
+  readonly server: 'http' | 'smtp';
+  readonly port: number;
+
+  constructor(server: 'http' | 'smtp', port: number, cause: unknown) {
+    super(`${server} server could not listen on port ${port}`, { cause });
+    this.server = server;
+    this.port = port;
+  }
+}
+
 export interface AppOptions {
   clock?: Clock;
   logger?: Logger;
@@ -189,8 +201,12 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       if (await cleanStop?.take()) logger.info('last stop was clean: no orphan blobs to look for');
       else await removeOrphanBlobs(db, blobs, { olderThanMs: config.blobs.kind === 'fs' ? 0 : 15 * 60_000 });
       blobsAccountedFor = true;
-      const smtpPort = await smtp.listen(config.smtp.port, config.smtp.host);
-      const httpUrl = await http.listen({ port: config.http.port, host: config.http.host });
+      const smtpPort = await smtp.listen(config.smtp.port, config.smtp.host).catch((error) => {
+        throw new ListenError('smtp', config.smtp.port, error);
+      });
+      const httpUrl = await http.listen({ port: config.http.port, host: config.http.host }).catch((error) => {
+        throw new ListenError('http', config.http.port, error);
+      });
       verifier = startDomainVerifier(domains, config.domainVerification.intervalMs, logger);
       await delivery.start();
       return { httpUrl, smtpPort };

@@ -3,11 +3,13 @@ import { AccountsService, DEFAULT_ACCOUNT } from './accounts/index.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { AppError, systemClock } from './core/index.ts';
 import { migrateToLatest, openDatabase } from './db/index.ts';
-import { serve } from './main.ts';
+import { serve, serveSandbox } from './main.ts';
 
 const USAGE = `Usage: mailroom <command>
 
   serve                                   start the HTTP API and SMTP receiver (same as npm start)
+  dev                                     start a local sandbox in ./.mailroom-dev with a verified domain
+                                          and an address ready to receive (SQLite, no DNS to set up)
   migrate                                 apply pending database migrations
   keys create [--account NAME]            print a new API key (account "${DEFAULT_ACCOUNT}" by default)
   accounts set-limit NAME <N|unlimited>   cap how many domains the account may add
@@ -28,6 +30,10 @@ async function main(argv: string[]): Promise<number> {
   const [command, subcommand, ...rest] = argv;
   if (command === 'serve') {
     await serve();
+    return -1;
+  }
+  if (command === 'dev') {
+    await serveSandbox();
     return -1;
   }
   if (command === 'migrate') {

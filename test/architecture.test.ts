@@ -7,7 +7,7 @@ const SRC = resolve(import.meta.dirname, '../src');
 
 /**
  * What each capability may import, read along the flow SMTP → routing → ingest → db/blobs → delivery: adapters
- * (smtp, http) call services, services call the storage and DNS layers, and nothing calls back up the chain.
+ * (smtp, http, and sandbox for `mailroom dev`) call services, services call the storage and DNS layers, and nothing calls back up the chain.
  * The files at the root of src/ (app.ts, main.ts, cli.ts) wire everything and may import any capability.
  */
 const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
@@ -29,6 +29,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
   smtp: ['core', 'routing', 'ingest'],
   http: ['core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery'],
+  sandbox: ['accounts', 'domains', 'addresses', 'endpoints'],
 };
 
 const ROOT = '.';

@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Value } from 'typebox/value';
@@ -69,18 +70,49 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** What a variable's schema accepts, in words: "one of a, b", "a whole number from 0 to 65535", a description. */
+function accepted(schema: Record<string, unknown>): string {
+  if (Array.isArray(schema.anyOf)) return `one of ${enumValues(schema)!.join(', ')}`;
+  if (schema.type === 'boolean') return 'true or false';
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const kind = schema.type === 'integer' ? 'a whole number' : 'a number';
+    const { minimum, maximum, exclusiveMinimum } = schema as Record<string, number | undefined>;
+    if (minimum !== undefined && maximum !== undefined) return `${kind} from ${minimum} to ${maximum}`;
+    const bounds = [
+      exclusiveMinimum !== undefined && `greater than ${exclusiveMinimum}`,
+      minimum !== undefined && `at least ${minimum}`,
+      maximum !== undefined && `at most ${maximum}`,
+    ].filter(Boolean);
+    return bounds.length > 0 ? `${kind} that is ${bounds.join(' and ')}` : kind;
+  }
+  if (typeof schema.description === 'string') return schema.description;
+  return `a text of at least ${schema.minLength} characters`;
+}
+
+/** The literals of an enum-like variable (a union of string constants), or undefined for any other schema. */
+function enumValues(schema: Record<string, unknown>): string[] | undefined {
+  if (!Array.isArray(schema.anyOf)) return undefined;
+  return schema.anyOf.map((member: { const: string }) => member.const);
+}
+
+const PROPERTIES = EnvSchema.properties as unknown as Record<string, Record<string, unknown>>;
+
 /** Reads, validates and freezes the configuration. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
   const picked: Record<string, string> = {};
-  for (const name of Object.keys(EnvSchema.properties)) {
+  for (const [name, schema] of Object.entries(PROPERTIES)) {
     const value = env[name];
-    if (value !== undefined && value !== '') picked[name] = value;
+    if (value === undefined || value === '') continue;
+    // Enum values are matched without regard to case: LOG_LEVEL=INFO means info.
+    picked[name] = enumValues(schema)?.find((literal) => literal.toLowerCase() === value.toLowerCase()) ?? value;
   }
-  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, picked));
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, { ...picked }));
   const [firstError] = Value.Errors(EnvSchema, converted);
   if (firstError) {
     const name = firstError.instancePath.replace(/^\//, '');
-    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(picked[name] ?? '')} ${firstError.message}`);
+    throw new ConfigError(
+      `Invalid configuration: ${name}=${JSON.stringify(picked[name] ?? '')} is not ${accepted(PROPERTIES[name]!)}`,
+    );
   }
   const e = converted as Env;
   if (Boolean(e.TLS_CERT_PATH) !== Boolean(e.TLS_KEY_PATH)) {
@@ -111,11 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobs: parseBlobStore(e, dataDir),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     mxHost: (e.MX_HOST ?? hostname()).toLowerCase().replace(/\.$/, ''),
-    dnsServers: e.DNS_SERVERS
-      ? e.DNS_SERVERS.split(',')
-          .map((server) => server.trim())
-          .filter(Boolean)
-      : [],
+    dnsServers: parseDnsServers(e.DNS_SERVERS),
     spamd: parseSpamd(e),
     bootstrapApiKey: e.MAILROOM_API_KEY,
     allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS || e.WEBHOOK_ALLOW_PRIVATE,
@@ -133,6 +161,50 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     logLevel: e.LOG_LEVEL,
   } satisfies Config);
+}
+
+/**
+ * The configuration of `mailroom dev`: the environment's, but on SQLite in ./.mailroom-dev unless DATA_DIR says
+ * otherwise, on loopback unless HOST and SMTP_HOST say otherwise, with every DNS question sent to the sandbox's own
+ * server and private destinations allowed. DATABASE_URL is refused, so a sandbox never runs against a real database.
+ */
+export function loadSandboxConfig(
+  sandbox: { dnsServer: string; mxHost: string },
+  env: Record<string, string | undefined> = process.env,
+): Readonly<Config> {
+  if (env.DATABASE_URL) {
+    throw new ConfigError(
+      'mailroom dev runs on SQLite in its own folder and refuses DATABASE_URL: unset it for the sandbox, ' +
+        'or run mailroom serve to use PostgreSQL',
+    );
+  }
+  return loadConfig({
+    ...env,
+    HOST: env.HOST || '127.0.0.1',
+    SMTP_HOST: env.SMTP_HOST || '127.0.0.1',
+    DATA_DIR: env.DATA_DIR || './.mailroom-dev',
+    MX_HOST: env.MX_HOST || sandbox.mxHost,
+    DNS_SERVERS: sandbox.dnsServer,
+    ALLOW_PRIVATE_DESTINATIONS: 'true',
+  });
+}
+
+/** `host` or `host:port` entries, comma separated, checked by the resolver that will use them. */
+function parseDnsServers(value: string | undefined): string[] {
+  if (!value) return [];
+  const servers = value
+    .split(',')
+    .map((server) => server.trim())
+    .filter(Boolean);
+  try {
+    new Resolver().setServers(servers);
+  } catch {
+    throw new ConfigError(
+      `Invalid configuration: DNS_SERVERS=${JSON.stringify(value)} is not a comma-separated list of IP addresses, ` +
+        'each optionally with :port (e.g. 1.1.1.1,[2606:4700::1111]:53)',
+    );
+  }
+  return servers;
 }
 
 const SPAMD_PORT = 783;

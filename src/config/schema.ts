@@ -5,7 +5,8 @@ const Flag = (fallback: boolean) => Type.Boolean({ default: fallback });
 
 /**
  * Every environment variable Mailroom reads, with its default. Values arrive as strings and are converted to
- * these types before validation, so a bad value is reported against the variable that carried it.
+ * these types before validation, so a bad value is reported against the variable that carried it. A pattern comes
+ * with a `description` of what it accepts, which is what a start-up error shows.
  */
 export const EnvSchema = Type.Object({
   PORT: Port(3000),
@@ -13,19 +14,25 @@ export const EnvSchema = Type.Object({
   SMTP_PORT: Port(2525),
   SMTP_HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
-  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
+  DATABASE_SCHEMA: Type.Optional(
+    Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'a schema name of a-z, 0-9 and _ (up to 63)' }),
+  ),
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
     default: 'FULL',
   }),
-  BLOB_STORE: Type.String({ pattern: '^(fs|s3://[^/]+(/.*)?)$', default: 'fs' }),
-  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  BLOB_STORE: Type.String({
+    pattern: '^(fs|s3://[^/]+(/.*)?)$',
+    default: 'fs',
+    description: 'fs or s3://bucket[/prefix]',
+  }),
+  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
-  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
-  MX_HOST: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$' })),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
+  MX_HOST: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', description: 'a host name' })),
   DNS_SERVERS: Type.Optional(Type.String({ minLength: 1 })),
-  SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://', description: 'an smtp:// or smtps:// URL' })),
   SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),
   SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
   /** Concurrent connections one client address may hold (per process). */
@@ -40,7 +47,7 @@ export const EnvSchema = Type.Object({
   /** Worker threads that parse received mail and compute its verdicts; unset means one per CPU. */
   INGEST_WORKERS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
   /** SpamAssassin's spamd, `spamd://host[:port]` (port 783 by default); unset leaves spam verdicts DISABLED. */
-  SPAMD_URL: Type.Optional(Type.String({ pattern: '^spamd://[^/?#@]+/?$' })),
+  SPAMD_URL: Type.Optional(Type.String({ pattern: '^spamd://[^/?#@]+/?$', description: 'spamd://host[:port]' })),
   SPAMD_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),

@@ -53,9 +53,9 @@ export interface RunResult {
 }
 
 /** Runs a project script (e.g. `src/cli.ts`) with the project's Node and waits for it to exit. */
-export function runScript(script: string, args: string[], env: Record<string, string>): Promise<RunResult> {
+export function runScript(script: string, args: string[], env: Record<string, string>, cwd = ROOT): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, cwd: ROOT });
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -77,10 +77,23 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `src/main.ts` (what `npm start` runs) and resolves once it prints where it listens. */
-export function startServerProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
+export interface StartOptions {
+  /** The project script and its arguments; `src/main.ts` (what `npm start` runs) by default. */
+  command?: string[];
+  cwd?: string;
+  /** Start-up is over once stdout matches this; the banner's HTTP line by default. */
+  ready?: RegExp;
+}
+
+/** Starts a Mailroom server process and resolves once it prints where its HTTP API listens (and `ready` matches). */
+export function startServerProcess(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  options: StartOptions = {},
+): Promise<ServerProcess> {
+  const [script, ...args] = options.command ?? ['src/main.ts'];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'src/main.ts')], { env, cwd: ROOT });
+    const child = spawn(process.execPath, [join(ROOT, script!), ...args], { env, cwd: options.cwd ?? ROOT });
     let stdout = '';
     let stderr = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
@@ -93,8 +106,8 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 20_0
     });
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
-      const match = stdout.match(/HTTP API listening on (http:\/\/\S+)/);
-      if (match) {
+      const match = stdout.match(/API at (http:\/\/[^,\s]+)/);
+      if (match && (!options.ready || options.ready.test(stdout))) {
         clearTimeout(timer);
         resolve({
           child,

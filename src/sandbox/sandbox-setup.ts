@@ -1,0 +1,86 @@
+import { type AccountsService, DEFAULT_ACCOUNT } from '../accounts/index.ts';
+import type { EmailAddressesService } from '../addresses/index.ts';
+import type { Domain, DomainsService } from '../domains/index.ts';
+import type { EndpointsService } from '../endpoints/index.ts';
+import type { SandboxDns } from './sandbox-dns.ts';
+
+export const SANDBOX_DOMAIN = 'mailroom.test';
+/** The MX host the sandbox domain is created with, unless MX_HOST says otherwise. */
+export const SANDBOX_MX_HOST = `mx.${SANDBOX_DOMAIN}`;
+export const SANDBOX_ADDRESS = `inbox@${SANDBOX_DOMAIN}`;
+/** Where the catch-all endpoint would post once activated; a placeholder the user replaces. */
+const CATCH_ALL_URL = 'http://127.0.0.1:8080/webhook';
+const PAGE = 100;
+
+export interface SandboxServices {
+  accounts: AccountsService;
+  domains: DomainsService;
+  addresses: EmailAddressesService;
+  endpoints: EndpointsService;
+}
+
+export interface Sandbox {
+  /** A key of the default account: MAILROOM_API_KEY when set, else one issued for this run. */
+  key: string;
+  address: string;
+  domainId: string;
+}
+
+/**
+ * Makes the sandbox exist, through the same services the API uses: the default account, the sandbox domain verified
+ * by the real check against the sandbox DNS server, an active address, and a catch-all whose endpoint is switched off
+ * (so any other address on the domain is accepted and stored, with no delivery). A rerun finds what is there.
+ */
+export async function setUpSandbox(
+  services: SandboxServices,
+  dns: SandboxDns,
+  configuredKey?: string,
+): Promise<Sandbox> {
+  const { accounts, domains, addresses, endpoints } = services;
+  let key: string;
+  if (configuredKey) {
+    await accounts.ensureKey(DEFAULT_ACCOUNT, configuredKey);
+    key = configuredKey;
+  } else {
+    key = (await accounts.createKey(DEFAULT_ACCOUNT)).key;
+  }
+  const accountId = (await accounts.findByName(DEFAULT_ACCOUNT))!.id;
+
+  let domain = await findDomain(domains, accountId);
+  if (!domain) domain = (await domains.create(accountId, SANDBOX_DOMAIN)).domain;
+  // The zone lives in memory, so each run publishes the records the domain was created with.
+  dns.publish((await domains.dnsRecords(accountId, domain.id)).records.filter((record) => record.isRequired));
+  if (domain.status !== 'verified') {
+    const checked = await domains.get(accountId, domain.id, { check: true });
+    if (checked.domain.status !== 'verified') {
+      throw new Error(`The sandbox domain did not verify: ${JSON.stringify(checked.verificationCheck)}`);
+    }
+    domain = checked.domain;
+  }
+
+  if (!domain.isCatchAllEnabled) {
+    const endpoint = await endpoints.create(accountId, {
+      name: 'Sandbox catch-all',
+      type: 'webhook',
+      config: { url: CATCH_ALL_URL },
+      description: 'Set its URL to your receiver and activate it to get the catch-all mail as webhooks',
+    });
+    await domains.updateCatchAll(accountId, domain.id, { isCatchAllEnabled: true, catchAllEndpointId: endpoint.id });
+    await endpoints.update(accountId, endpoint.id, { isActive: false });
+  }
+
+  const { addresses: existing } = await addresses.list(accountId, { limit: PAGE, offset: 0, domainId: domain.id });
+  const inbox = existing.find((address) => address.address === SANDBOX_ADDRESS);
+  if (!inbox) await addresses.create(accountId, { address: SANDBOX_ADDRESS, domainId: domain.id });
+  else if (!inbox.isActive) await addresses.update(accountId, inbox.id, { isActive: true });
+  return { key, address: SANDBOX_ADDRESS, domainId: domain.id };
+}
+
+async function findDomain(domains: DomainsService, accountId: string): Promise<Domain | undefined> {
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await domains.list(accountId, { limit: PAGE, offset });
+    const found = page.domains.find(({ domain }) => domain.domain === SANDBOX_DOMAIN);
+    if (found) return found.domain;
+    if (offset + PAGE >= page.total) return undefined;
+  }
+}

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
+import { createInstallation, runScript, type ServerProcess, startServerProcess } from '../helpers/process.ts';
+
+/** Starts `npm start` with these settings on a fresh installation and waits for it to exit. */
+async function startFails(extra: Record<string, string>) {
+  const installation = await createInstallation(extra);
+  try {
+    return await runScript('src/main.ts', [], installation.env);
+  } finally {
+    await installation.remove();
+  }
+}
+
+async function occupiedPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+describe('start-up errors say what to do, without a stack trace', () => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL="verbose" is not one of fatal, error, warn, info, debug, trace, silent'],
+    [{ SQLITE_SYNCHRONOUS: 'fast' }, 'SQLITE_SYNCHRONOUS="fast" is not one of FULL, NORMAL, EXTRA'],
+    [{ PORT: 'eighty' }, 'PORT="eighty" is not a whole number from 0 to 65535'],
+    [{ SMTP_PORT: '70000' }, 'SMTP_PORT="70000" is not a whole number from 0 to 65535'],
+    [{ SUBADDRESSING: 'yes' }, 'SUBADDRESSING="yes" is not true or false'],
+    [{ SMTP_MAX_CONNECTIONS: '0' }, 'SMTP_MAX_CONNECTIONS="0" is not a whole number that is at least 1'],
+    [{ DELIVERY_RETRY_SCALE: '2' }, 'DELIVERY_RETRY_SCALE="2" is not a number that is greater than 0 and at most 1'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL="mysql://x" is not a postgres:// URL'],
+    [{ BLOB_STORE: 'disk' }, 'BLOB_STORE="disk" is not fs or s3://bucket[/prefix]'],
+    [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY="short" is not a text of at least 16 characters'],
+    [
+      { DNS_SERVERS: '1.1.1.1,dns.google' },
+      'DNS_SERVERS="1.1.1.1,dns.google" is not a comma-separated list of IP addresses, each optionally with :port ' +
+        '(e.g. 1.1.1.1,[2606:4700::1111]:53)',
+    ],
+  ];
+  for (const [env, message] of cases) {
+    test(`${Object.keys(env)[0]}: ${message}`, async () => {
+      const result = await startFails(env);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `Invalid configuration: ${message}\n`);
+      assert.equal(result.stdout, '');
+    });
+  }
+
+  for (const [variable, other] of [
+    ['PORT', 'SMTP_PORT'],
+    ['SMTP_PORT', 'PORT'],
+  ] as const) {
+    test(`${variable} in use: exit 1 naming the port and the variable, and no key printed`, async () => {
+      const { port, server } = await occupiedPort();
+      try {
+        const result = await startFails({ [variable]: String(port), [other]: '0' });
+        assert.equal(result.code, 1);
+        assert.equal(
+          result.stderr,
+          `${variable} ${port} is in use: stop what listens there, or set ${variable} to a free port\n`,
+        );
+        assert.doesNotMatch(result.stdout, /mr_/);
+      } finally {
+        server.close();
+      }
+    });
+  }
+
+  test('a key not printed because start-up failed is printed by the next start', async () => {
+    const { port, server } = await occupiedPort();
+    const installation = await createInstallation();
+    try {
+      const failed = await runScript('src/main.ts', [], { ...installation.env, SMTP_PORT: String(port) });
+      assert.equal(failed.code, 1);
+      server.close();
+      const started = await startServerProcess(installation.env);
+      assert.match(started.stdout(), /^ {4}mr_[A-Za-z0-9]{40}$/m);
+      assert.equal(await started.stop(), 0);
+    } finally {
+      server.close();
+      await installation.remove();
+    }
+  });
+});
+
+/** The log entry with this message, waited for: pino writes asynchronously, so it may follow the banner. */
+async function logEntry(server: ServerProcess, msg: string) {
+  for (let wait = 0; wait < 50; wait++) {
+    const entry = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === msg);
+    if (entry) return entry;
+    await sleep(100);
+  }
+  assert.fail(`no log entry "${msg}" in:\n${server.stdout()}`);
+}
+
+describe('start banner', () => {
+  test('names version, database, blob store, data folder, real bind addresses, MX host and DNS servers', async () => {
+    const installation = await createInstallation({ LOG_LEVEL: 'INFO', DNS_SERVERS: '127.0.0.1:5399' });
+    const server = await startServerProcess(installation.env);
+    try {
+      const { dataDir } = installation;
+      const out = server.stdout();
+      const http = server.httpUrl.replace('http://', '');
+      const smtp = out.match(/^ {2}SMTP {6}(127\.0\.0\.1:\d+)$/m)?.[1];
+      assert.ok(smtp && !smtp.endsWith(':0'), out);
+      const database = TEST_DATABASE_URL
+        ? `PostgreSQL postgres@127.0.0.1:5432/test schema ${installation.env.DATABASE_SCHEMA}`
+        : `SQLite ${dataDir}/mailroom.sqlite`;
+      const lines = [
+        'Mailroom 0.1.0',
+        `  Database  ${database}`,
+        `  Blobs     filesystem ${dataDir}/blobs`,
+        `  Data      ${dataDir}`,
+        `  HTTP      ${http} (API at ${server.httpUrl}, docs at ${server.httpUrl}/docs)`,
+        `  SMTP      ${smtp}`,
+        '  MX host   mx.mailroom.test',
+        '  DNS       127.0.0.1:5399',
+      ];
+      assert.ok(out.includes(`${lines.join('\n')}\n`), out);
+      const logged = await logEntry(server, 'mailroom started');
+      assert.deepEqual(
+        { ...logged, time: undefined },
+        {
+          level: 30,
+          time: undefined,
+          msg: 'mailroom started',
+          version: '0.1.0',
+          database,
+          blobStore: `filesystem ${dataDir}/blobs`,
+          dataDir,
+          http,
+          smtp,
+          mxHost: 'mx.mailroom.test',
+          dnsServers: ['127.0.0.1:5399'],
+        },
+      );
+      assert.doesNotMatch(out, /password|Warning/);
+    } finally {
+      await server.stop();
+      await installation.remove();
+    }
+  });
+
+  test('a short MX_HOST is warned about, on stdout and in the log', async () => {
+    const installation = await createInstallation({ LOG_LEVEL: 'warn', MX_HOST: 'mailbox' });
+    const server = await startServerProcess(installation.env);
+    try {
+      const warning = 'MX_HOST "mailbox" is a short host name: set MX_HOST to this server\'s public DNS name';
+      assert.ok(
+        server.stdout().includes(`Warning: ${warning} (each domain keeps the MX host it was created with)\n`),
+        server.stdout(),
+      );
+      const logged = await logEntry(server, warning);
+      assert.deepEqual([logged.level, logged.mxHost], [40, 'mailbox']);
+    } finally {
+      await server.stop();
+      await installation.remove();
+    }
+  });
+
+  test('enum values are read without regard to case', async () => {
+    const installation = await createInstallation({ LOG_LEVEL: 'WARN', SQLITE_SYNCHRONOUS: 'normal' });
+    const server = await startServerProcess(installation.env);
+    try {
+      assert.doesNotMatch(server.stdout(), /"level":30/, 'LOG_LEVEL=WARN leaves info lines out');
+      assert.equal(await server.stop(), 0);
+    } finally {
+      await installation.remove();
+    }
+  });
+});
