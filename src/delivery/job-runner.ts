@@ -1,4 +1,5 @@
 import type { Db, EmailsTable } from '../db/index.ts';
+import type { AttemptRecorder } from './attempt-recorder.ts';
 import type { ForwardEmail, Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
@@ -9,6 +10,7 @@ import { buildWebhookRequest } from './webhook-request.ts';
 export interface JobRunnerDeps {
   db: Db;
   store: OutboxStore;
+  recorder: AttemptRecorder;
   targets: DeliveryTargets;
   http: HttpSender;
   forwarder: Forwarder;
@@ -106,7 +108,7 @@ export class JobRunner {
           : undefined;
       result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
     }
-    await this.deps.store.finishAttempt(job, owner, attempt, result);
+    await this.deps.recorder.record({ job, owner, attempt, result });
     return result;
   }
 
@@ -160,7 +162,7 @@ export class JobRunner {
     if (success) result = { status: 'success' };
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
-    await this.deps.store.finishAttempt(job, owner, attempt, result);
+    await this.deps.recorder.record({ job, owner, attempt, result });
     return result;
   }
 }

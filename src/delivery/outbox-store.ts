@@ -1,7 +1,7 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../core/index.ts';
-import type { Db, DeliveriesTable, DeliveryStatus } from '../db/index.ts';
+import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 
 export type DeliveryJob = Selectable<DeliveriesTable>;
 
@@ -27,6 +27,15 @@ export interface AttemptRecord {
 
 /** What happens to the job after an attempt. */
 export type AttemptResult = { status: 'success' } | { status: 'failed' } | { status: 'retry'; at: Date };
+
+/** An attempt made on a claimed job, waiting to be recorded. */
+export interface FinishedAttempt {
+  job: DeliveryJob;
+  /** The worker holding the job's lease. */
+  owner: string;
+  attempt: AttemptRecord;
+  result: AttemptResult;
+}
 
 /**
  * The outbox tables. Every change to a claimed job is fenced by `lease_owner`, so a worker whose lease was taken over
@@ -107,44 +116,47 @@ export class OutboxStore {
     return row?.next ? new Date(row.next) : undefined;
   }
 
-  /** Records the attempt and moves the job on, in one transaction. */
-  async finishAttempt(job: DeliveryJob, owner: string, attempt: AttemptRecord, result: AttemptResult): Promise<void> {
-    const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
-    const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
-    const responseData = {
-      responseCode: attempt.statusCode,
-      responseBody: attempt.responseBody,
-      deliveryTime: attempt.durationMs,
-      url: attempt.url,
-      error: attempt.error,
-      ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
-      deliveredAt: result.status === 'success' ? now : null,
-      // Which process made the attempt (host:pid:random), to trace work across a cluster.
-      worker: owner,
-      ...attempt.details,
-    };
+  /**
+   * Records attempts and moves their jobs on, all in one transaction: one commit (one WAL fsync on SQLite) for the
+   * whole batch. Each job's change is fenced by its owner; its attempt is logged either way.
+   */
+  async finishAttempts(finished: readonly FinishedAttempt[]): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('deliveries')
-        .set((eb) => ({
-          status,
-          attempts: eb('attempts', '+', 1),
-          next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
-          lease_owner: null,
-          lease_expires_at: null,
-          last_attempt_at: attempt.startedAt.toISOString(),
-          last_status_code: attempt.statusCode,
-          last_error: attempt.error,
-          response_data: JSON.stringify(responseData),
-          updated_at: now,
-        }))
-        .where('id', '=', job.id)
-        .where('lease_owner', '=', owner)
-        .returning('attempts')
-        .executeTakeFirst();
-      await trx
-        .insertInto('delivery_attempts')
-        .values({
+      const logged: Insertable<DeliveryAttemptsTable>[] = [];
+      for (const { job, owner, attempt, result } of finished) {
+        const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
+        const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
+        const responseData = {
+          responseCode: attempt.statusCode,
+          responseBody: attempt.responseBody,
+          deliveryTime: attempt.durationMs,
+          url: attempt.url,
+          error: attempt.error,
+          ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
+          deliveredAt: result.status === 'success' ? now : null,
+          // Which process made the attempt (host:pid:random), to trace work across a cluster.
+          worker: owner,
+          ...attempt.details,
+        };
+        const updated = await trx
+          .updateTable('deliveries')
+          .set((eb) => ({
+            status,
+            attempts: eb('attempts', '+', 1),
+            next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
+            lease_owner: null,
+            lease_expires_at: null,
+            last_attempt_at: attempt.startedAt.toISOString(),
+            last_status_code: attempt.statusCode,
+            last_error: attempt.error,
+            response_data: JSON.stringify(responseData),
+            updated_at: now,
+          }))
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .returning('attempts')
+          .executeTakeFirst();
+        logged.push({
           id: newId('dla'),
           delivery_id: job.id,
           attempt: updated ? Number(updated.attempts) : job.attempts + 1,
@@ -156,8 +168,9 @@ export class OutboxStore {
           error: attempt.error,
           url: attempt.url,
           recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
-        })
-        .execute();
+        });
+      }
+      await trx.insertInto('delivery_attempts').values(logged).execute();
     });
   }
 
