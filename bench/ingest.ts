@@ -3,13 +3,17 @@
  * own process (`src/main.ts`, the full pipeline: blob fsync, parse, SPF/DKIM/DMARC/ARC through a loopback DNS
  * server, one durable commit), and the same load against a minimal discard smtp-server (the protocol ceiling), once
  * with each load client (see smtp-load.ts): how much of the machine the client takes moves the ratio between the two.
- * The recipient is a store-only address, so no delivery worker competes for the CPU (bench/e2e.ts measures that).
- * Each level also reports the server process's CPU time per message (Linux /proc): throughput swings with whatever
- * else runs on the machine, CPU time per message much less, so it is the figure to compare changes by.
+ * Each routing (see ROUTINGS) is a recipient address of its own on the same Mailroom: `store` only stores the mail,
+ * `webhook` also routes it to a webhook endpoint on a loopback receiver answering 200 (bench/webhook-counter.ts), so
+ * the delivery worker runs during ingest; after each of its trials the bench waits (bounded) until every accepted
+ * message's webhook has arrived, and reports delivered/expected, duplicates and the time to drain.
+ * Each level also reports the server process's CPU time per message (Linux /proc; for `webhook` it includes the
+ * deliveries, read once they have drained) and its peak RSS during the trial: throughput swings with whatever else
+ * runs on the machine, CPU time per message much less, so it is the figure to compare changes by.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { WAL_CHECKPOINT_THREAD_NAME } from '../src/db/index.ts';
@@ -34,6 +38,16 @@ export const DEFAULT_LEVELS: IngestLevel[] = [
   { connections: 50, messages: 10000, maxSeconds: 15 },
 ];
 
+/** How the webhooks of a routed trial arrived: distinct webhook-ids against messages accepted. */
+export interface WebhookDrain {
+  delivered: number;
+  expected: number;
+  /** Requests beyond the first for one webhook-id (at-least-once retries). */
+  duplicates: number;
+  /** From the last 250 to the last expected webhook (or to the bound, when some never came). */
+  drainSeconds: number;
+}
+
 /** A level's load result with the server process's CPU time (all its threads) per accepted message. */
 export interface MeasuredLevel extends LoadResult {
   serverCpuMsPerMessage: number;
@@ -41,6 +55,12 @@ export interface MeasuredLevel extends LoadResult {
   clientCpuMsPerMessage: number;
   /** The same CPU time by thread group (see THREAD_GROUPS). */
   serverCpuMsPerMessageByThread: Record<ThreadGroup, number>;
+  /** The server process's peak resident memory during the trial (VmHWM, reset before it), in MB. */
+  peakRssMb: number;
+  /** Routed trials only: the middle trial's drain, and `all` summed over every trial (drainSeconds: the longest). */
+  webhooks?: WebhookDrain & { all: WebhookDrain };
+  /** Routed trials only: msg/s against the store-only address's in the same round, the middle of the rounds. */
+  ofStore?: number;
   /** Every trial of the level, in the order run; the other figures are those of the middle pair's (see measure). */
   trials: Array<Pick<LoadResult, 'messagesPerSecond' | 'p99Ms'>>;
 }
@@ -61,15 +81,20 @@ const THREAD_GROUPS = {
 } as const;
 type ThreadGroup = keyof typeof THREAD_GROUPS | 'other';
 
+/** What the bench's recipient addresses do with their mail (see the header comment). */
+export const ROUTINGS = ['store', 'webhook'] as const;
+export type Routing = (typeof ROUTINGS)[number];
+
 export interface IngestBenchResult {
   database: 'sqlite' | 'postgres';
-  /** Per load client, the same levels against Mailroom and against the discard server. */
-  clients: Array<{ client: LoadClient; mailroom: MeasuredLevel[]; discard: MeasuredLevel[] }>;
+  /** Per load client, the same levels against Mailroom (per routing) and against the discard server. */
+  clients: Array<{ client: LoadClient; mailroom: Partial<Record<Routing, MeasuredLevel[]>>; discard: MeasuredLevel[] }>;
 }
 
 const FROM = 'bench@sender.bench';
-const TO = 'load@bench.test';
-const MESSAGE = tenKilobyteMessage(FROM, TO);
+const RECIPIENTS: Record<Routing, string> = { store: 'load@bench.test', webhook: 'routed@bench.test' };
+/** How long a routed trial waits for its webhooks after the last 250. */
+const DRAIN_LIMIT_MS = 120_000;
 /**
  * Sent before a client's measured levels, to a server that has just started: V8 compiles a fresh process's hot code
  * on background threads, which on 2 cores take CPU from everything else for the first tens of thousands of
@@ -79,8 +104,9 @@ const MESSAGE = tenKilobyteMessage(FROM, TO);
  */
 const WARM_UP: IngestLevel = { connections: 50, messages: 20_000, maxSeconds: 20 };
 
-async function startDiscardServer() {
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'discard-server.ts')], { stdio: 'pipe' });
+/** Starts a bench helper (`discard-server.ts`, `webhook-counter.ts`) as its own process, once it prints its port. */
+async function startHelper(script: string) {
+  const child = spawn(process.execPath, [join(import.meta.dirname, script)], { stdio: 'pipe' });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {
@@ -88,7 +114,7 @@ async function startDiscardServer() {
       const match = /listening on (\d+)/.exec(out);
       if (match) resolve(Number(match[1]));
     });
-    child.once('exit', (code) => reject(new Error(`discard server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
   return {
     port,
@@ -135,28 +161,73 @@ function threadCpuMs(pid: number): Record<ThreadGroup, number> {
   return groups;
 }
 
-/** A server under load: its SMTP port and the process whose CPU is read. */
+/** The webhook counter's tallies (see webhook-counter.ts). */
+async function webhookCount(port: number): Promise<{ requests: number; unique: number }> {
+  const response = await fetch(`http://127.0.0.1:${port}/count`);
+  return (await response.json()) as { requests: number; unique: number };
+}
+
+/** Peak resident memory since the last reset, in MB; the reset (Linux 4.0+) starts the next trial's peak afresh. */
+function peakRssMb(pid: number, reset = false): number {
+  if (reset) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Math.round(Number(kb) / 1024);
+}
+
+/** A server under load: its SMTP port, the process whose CPU is read, and what it is sent. */
 interface Target {
   port: number;
   pid: number;
+  to: string;
+  message: (n: number) => Buffer;
+  /** The webhook counter's port, when this target's mail is routed to it. */
+  webhookPort?: number;
 }
 
-/** The two servers each level is measured against. */
-const SIDES = ['mailroom', 'discard'] as const;
-type Side = (typeof SIDES)[number];
+/** Waits (bounded) until `expected` more distinct webhooks than `before` have arrived. */
+async function drainWebhooks(
+  port: number,
+  before: { requests: number; unique: number },
+  expected: number,
+): Promise<WebhookDrain> {
+  const started = performance.now();
+  let count = await webhookCount(port);
+  while (count.unique - before.unique < expected && performance.now() - started < DRAIN_LIMIT_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    count = await webhookCount(port);
+  }
+  const delivered = count.unique - before.unique;
+  return {
+    delivered,
+    expected,
+    duplicates: count.requests - before.requests - delivered,
+    drainSeconds: Math.round(performance.now() - started) / 1000,
+  };
+}
+
+type Trial = Omit<MeasuredLevel, 'trials' | 'ofStore' | 'webhooks'> & { webhooks?: WebhookDrain };
 
 /** One trial of a level against one server, with that server's CPU and the client's. */
-async function runTrial(
-  client: LoadClient,
-  target: Target,
-  level: IngestLevel,
-): Promise<Omit<MeasuredLevel, 'trials'>> {
+async function runTrial(client: LoadClient, target: Target, level: IngestLevel): Promise<Trial> {
   const perMessage = (ms: number, accepted: number) => Math.round((ms / Math.max(1, accepted)) * 1000) / 1000;
+  const webhooksBefore = target.webhookPort ? await webhookCount(target.webhookPort) : undefined;
+  peakRssMb(target.pid, true);
   const before = cpuMs(`/proc/${target.pid}/stat`);
   const threadsBefore = threadCpuMs(target.pid);
   const clientBefore = process.cpuUsage();
-  const result = await runLoad({ client, port: target.port, from: FROM, to: TO, message: MESSAGE, ...level });
+  const result = await runLoad({
+    client,
+    port: target.port,
+    from: FROM,
+    to: target.to,
+    message: target.message,
+    ...level,
+  });
   const clientUsage = process.cpuUsage(clientBefore);
+  const webhooks =
+    target.webhookPort && webhooksBefore
+      ? await drainWebhooks(target.webhookPort, webhooksBefore, result.accepted)
+      : undefined;
   const threadsAfter = threadCpuMs(target.pid);
   const byThread = Object.fromEntries(
     Object.entries(threadsAfter).map(([group, ms]) => [
@@ -169,44 +240,86 @@ async function runTrial(
     serverCpuMsPerMessage: perMessage(cpuMs(`/proc/${target.pid}/stat`) - before, result.accepted),
     serverCpuMsPerMessageByThread: byThread,
     clientCpuMsPerMessage: perMessage((clientUsage.user + clientUsage.system) / 1000, result.accepted),
+    peakRssMb: peakRssMb(target.pid),
+    ...(webhooks ? { webhooks } : {}),
   };
 }
 
+/** The servers each level is measured against: Mailroom once per routing, and the discard server. */
+type Side = Routing | 'discard';
+
+const middle = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /**
- * Runs each level `trials` times against Mailroom and against the discard server, a trial of one right beside a
- * trial of the other (in alternating order, so that neither always goes first), and keeps the pair whose ratio is
- * the middle one. On a shared 2-core machine one trial of a few seconds swings by 10% or more either way, and
- * whatever else runs on the machine slows both servers alike only while they run at the same time: rates measured
- * minutes apart, each server's trials in a block of their own, gave ratios that moved by a third between runs.
- * Every trial's msg/s and p99 are kept too.
+ * Runs each level `trials` times against every side, in rounds: one trial of each side right beside the others (in
+ * an order rotated every round, so that none always goes first), and keeps for each Mailroom side the round whose
+ * ratio to the discard server is the middle one. On a shared 2-core machine one trial of a few seconds swings by 10%
+ * or more either way, and whatever else runs on the machine slows the servers alike only while they run at the same
+ * time: rates measured minutes apart, each server's trials in a block of their own, gave ratios that moved by a
+ * third between runs. Every trial's msg/s and p99 are kept too.
  */
 async function measure(
   client: LoadClient,
-  targets: Record<Side, Target>,
+  targets: Partial<Record<Side, Target>>,
   levels: IngestLevel[],
   trials: number,
-): Promise<Record<Side, MeasuredLevel[]>> {
-  for (const side of SIDES) {
-    await runLoad({ client, port: targets[side].port, from: FROM, to: TO, message: MESSAGE, ...WARM_UP });
+): Promise<Partial<Record<Side, MeasuredLevel[]>>> {
+  const sides = Object.keys(targets) as Side[];
+  for (const side of sides) {
+    const target = targets[side]!;
+    const before = target.webhookPort ? await webhookCount(target.webhookPort) : undefined;
+    const warmed = await runLoad({
+      client,
+      port: target.port,
+      from: FROM,
+      to: target.to,
+      message: target.message,
+      ...WARM_UP,
+    });
+    if (target.webhookPort && before) await drainWebhooks(target.webhookPort, before, warmed.accepted);
   }
-  const measured: Record<Side, MeasuredLevel[]> = { mailroom: [], discard: [] };
+  const measured: Partial<Record<Side, MeasuredLevel[]>> = Object.fromEntries(sides.map((side) => [side, []]));
   for (const level of levels) {
-    const pairs: Array<Record<Side, Omit<MeasuredLevel, 'trials'>>> = [];
+    const rounds: Array<Record<Side, Trial>> = [];
     for (let trial = 0; trial < trials; trial++) {
-      const order = trial % 2 === 0 ? SIDES : [...SIDES].reverse();
-      const pair: Partial<Record<Side, Omit<MeasuredLevel, 'trials'>>> = {};
-      for (const side of order) pair[side] = await runTrial(client, targets[side], level);
-      pairs.push(pair as Record<Side, Omit<MeasuredLevel, 'trials'>>);
+      const shift = trial % sides.length;
+      const order = [...sides.slice(shift), ...sides.slice(0, shift)];
+      const round: Partial<Record<Side, Trial>> = {};
+      for (const side of order) round[side] = await runTrial(client, targets[side]!, level);
+      rounds.push(round as Record<Side, Trial>);
     }
-    const ratio = (pair: (typeof pairs)[number]) =>
-      pair.mailroom.messagesPerSecond / Math.max(1, pair.discard.messagesPerSecond);
-    const middle = [...pairs].sort((a, b) => ratio(a) - ratio(b))[Math.floor(pairs.length / 2)]!;
-    for (const side of SIDES) {
-      measured[side].push({
-        ...middle[side],
-        trials: pairs.map((pair) => ({
-          messagesPerSecond: pair[side].messagesPerSecond,
-          p99Ms: pair[side].p99Ms,
+    for (const side of sides) {
+      const ratio = (round: (typeof rounds)[number]) =>
+        round[side].messagesPerSecond / Math.max(1, (round.discard ?? round[side]).messagesPerSecond);
+      const chosen = [...rounds].sort((a, b) => ratio(a) - ratio(b))[Math.floor(rounds.length / 2)]!;
+      const drains = rounds.flatMap((round) => (round[side].webhooks ? [round[side].webhooks] : []));
+      const webhooks = chosen[side].webhooks && {
+        ...chosen[side].webhooks,
+        all: {
+          delivered: drains.reduce((sum, drain) => sum + drain.delivered, 0),
+          expected: drains.reduce((sum, drain) => sum + drain.expected, 0),
+          duplicates: drains.reduce((sum, drain) => sum + drain.duplicates, 0),
+          drainSeconds: Math.max(...drains.map((drain) => drain.drainSeconds)),
+        },
+      };
+      const { webhooks: _chosenDrain, ...chosenTrial } = chosen[side];
+      measured[side]!.push({
+        ...chosenTrial,
+        ...(webhooks ? { webhooks } : {}),
+        ...(side !== 'store' && side !== 'discard' && targets.store
+          ? {
+              ofStore:
+                Math.round(
+                  100 *
+                    middle(
+                      rounds.map((round) => round[side].messagesPerSecond / Math.max(1, round.store.messagesPerSecond)),
+                    ),
+                ) / 100,
+            }
+          : {}),
+        trials: rounds.map((round) => ({
+          messagesPerSecond: round[side].messagesPerSecond,
+          p99Ms: round[side].p99Ms,
         })),
       });
     }
@@ -221,12 +334,15 @@ export async function runIngestBench(options: {
   trials?: number;
   /** Load clients to measure with; default all (see smtp-load.ts). */
   clients?: LoadClient[];
+  /** Routings to measure Mailroom with; default all (see ROUTINGS). */
+  routings?: Routing[];
   /** Extra environment for the Mailroom process, e.g. INGEST_WORKERS. */
   env?: Record<string, string>;
 }): Promise<IngestBenchResult> {
   const levels = options.levels ?? DEFAULT_LEVELS;
   const trials = options.trials ?? 3;
   const clients = options.clients ?? LOAD_CLIENTS;
+  const routings = options.routings ?? ROUTINGS;
   const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
   const schema = options.databaseUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
   const dns = await startDnsServer();
@@ -244,32 +360,52 @@ export async function runIngestBench(options: {
       : {}),
   });
   const mailroom = await startMailroom(installation.env, apiKey);
-  let discard: Awaited<ReturnType<typeof startDiscardServer>> | undefined;
+  let discard: Awaited<ReturnType<typeof startHelper>> | undefined;
+  let receiver: Awaited<ReturnType<typeof startHelper>> | undefined;
   try {
-    discard = await startDiscardServer();
+    discard = await startHelper('discard-server.ts');
+    receiver = await startHelper('webhook-counter.ts');
     const domain = await createVerifiedDomain(mailroom.api, dns, 'bench.test');
-    const address = await mailroom.api.post('/api/v2/email-addresses', { address: TO, domainId: domain.id });
-    if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
+    const endpoint = await mailroom.api.post('/api/v2/endpoints', {
+      name: 'Bench receiver',
+      type: 'webhook',
+      config: { url: `http://127.0.0.1:${receiver.port}/hook` },
+    });
+    if (endpoint.status !== 201) throw new Error(`endpoint: ${JSON.stringify(endpoint.body)}`);
+    const targets: Partial<Record<Side, Target>> = {};
+    for (const routing of routings) {
+      const to = RECIPIENTS[routing];
+      const address = await mailroom.api.post('/api/v2/email-addresses', {
+        address: to,
+        domainId: domain.id,
+        ...(routing === 'webhook' ? { endpointId: endpoint.body.id } : {}),
+      });
+      if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
+      targets[routing] = {
+        port: mailroom.smtpPort,
+        pid: mailroom.child.pid!,
+        to,
+        message: tenKilobyteMessage(FROM, to),
+        ...(routing === 'webhook' ? { webhookPort: receiver.port } : {}),
+      };
+    }
+    targets.discard = {
+      port: discard.port,
+      pid: discard.pid,
+      to: RECIPIENTS.store,
+      message: tenKilobyteMessage(FROM, RECIPIENTS.store),
+    };
     const measured = [];
     for (const client of clients) {
-      measured.push({
-        client,
-        ...(await measure(
-          client,
-          {
-            mailroom: { port: mailroom.smtpPort, pid: mailroom.child.pid! },
-            discard: { port: discard.port, pid: discard.pid },
-          },
-          levels,
-          trials,
-        )),
-      });
+      const { discard: ceiling, ...mailroomSides } = await measure(client, targets, levels, trials);
+      measured.push({ client, mailroom: mailroomSides, discard: ceiling! });
     }
     await mailroom.stop('SIGTERM');
     return { database: options.databaseUrl ? 'postgres' : 'sqlite', clients: measured };
   } finally {
     await discard?.stop();
     if (mailroom.child.exitCode === null) await mailroom.stop('SIGKILL');
+    await receiver?.stop();
     await installation.remove();
     if (schema && options.databaseUrl) {
       const client = new pg.Client({ connectionString: options.databaseUrl });
@@ -283,16 +419,22 @@ export async function runIngestBench(options: {
 
 export function formatIngest(result: IngestBenchResult): string {
   return result.clients
-    .map(({ client, mailroom, discard }) => formatClient(result.database, client, mailroom, discard))
+    .flatMap(({ client, mailroom, discard }) =>
+      (Object.keys(mailroom) as Routing[]).map((routing) =>
+        formatLevels(result.database, client, routing, mailroom[routing]!, discard),
+      ),
+    )
     .join('\n\n');
 }
 
-function formatClient(
+function formatLevels(
   database: string,
   client: LoadClient,
+  routing: Routing,
   mailroom: MeasuredLevel[],
   discard: MeasuredLevel[],
 ): string {
+  const routed = mailroom.some((level) => level.webhooks);
   const rows = [
     [
       'connections',
@@ -302,9 +444,11 @@ function formatClient(
       'accepted',
       'cpu ms/msg',
       'client cpu ms/msg',
+      'peak RSS MB',
       'discard msg/s',
       'discard p99 ms',
       'ratio',
+      ...(routed ? ['of store', 'webhooks (all trials)', 'dup', 'drain s'] : []),
       'trials msg/s',
       'trials p99 ms',
     ],
@@ -319,9 +463,18 @@ function formatClient(
       `${level.accepted}/${level.sent}`,
       `${level.serverCpuMsPerMessage} (${ceiling.serverCpuMsPerMessage})`,
       `${level.clientCpuMsPerMessage} (${ceiling.clientCpuMsPerMessage})`,
+      String(level.peakRssMb),
       String(ceiling.messagesPerSecond),
       String(ceiling.p99Ms),
       `${Math.round((100 * level.messagesPerSecond) / ceiling.messagesPerSecond)}%`,
+      ...(routed
+        ? [
+            level.ofStore === undefined ? '' : `${Math.round(100 * level.ofStore)}%`,
+            `${level.webhooks!.all.delivered}/${level.webhooks!.all.expected}`,
+            String(level.webhooks!.all.duplicates),
+            `${level.webhooks!.drainSeconds} (max ${level.webhooks!.all.drainSeconds})`,
+          ]
+        : []),
       level.trials.map((trial) => trial.messagesPerSecond).join(' '),
       level.trials.map((trial) => trial.p99Ms).join(' '),
     ]);
@@ -334,8 +487,9 @@ function formatClient(
       ...groups.map((group) => String(level.serverCpuMsPerMessageByThread[group])),
     ]),
   ];
+  const recipient = routing === 'webhook' ? 'address routed to a loopback webhook answering 200' : 'store-only address';
   return [
-    `ingest (10 KB messages, end of DATA -> 250), ${database}, ${client} client; the middle of ${mailroom[0]!.trials.length} trial pairs by ratio; cpu ms/msg: against Mailroom (against the discard server)`,
+    `ingest (10 KB messages, end of DATA -> 250), ${database}, ${recipient}, ${client} client; the middle of ${mailroom[0]!.trials.length} trial rounds by ratio; cpu ms/msg: against Mailroom (against the discard server)${routed ? ', with the deliveries; of store: msg/s against the store-only address in the same round (middle round); drain s: after the last 250 (middle trial, longest)' : ''}`,
     ...table(rows),
     'Mailroom cpu ms/msg by thread',
     ...table(byThread),

@@ -6,19 +6,23 @@
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
  *   INGEST_TRIALS=3                       trial pairs (Mailroom, discard) per ingest level; middle by ratio shown
  *   INGEST_CLIENTS=pipelining,nodemailer  load clients for the ingest scenario (see bench/smtp-load.ts)
+ *   INGEST_ROUTING=store,webhook          the ingest scenario's recipient addresses: store-only, and routed to a
+ *                                         loopback webhook endpoint answering 200 (see bench/ingest.ts); each level
+ *                                         runs a trial of each beside the discard server's, in rounds
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
 import { formatE2e, runE2e } from './e2e.ts';
-import { formatIngest, runIngestBench } from './ingest.ts';
+import { formatIngest, ROUTINGS, type Routing, runIngestBench } from './ingest.ts';
 import { formatSearch, runSearchBench } from './search.ts';
 import { LOAD_CLIENTS, type LoadClient } from './smtp-load.ts';
 
-function loadClients(names: string): LoadClient[] {
+/** The known names listed in `variable`'s comma list, or a stop naming the unknown one. */
+function pick<T extends string>(variable: string, names: string, known: readonly T[]): T[] {
   return names.split(',').map((name) => {
-    const client = LOAD_CLIENTS.find((known) => known === name);
-    if (!client) throw new Error(`INGEST_CLIENTS: unknown client ${name} (known: ${LOAD_CLIENTS.join(', ')})`);
-    return client;
+    const found = known.find((candidate) => candidate === name);
+    if (!found) throw new Error(`${variable}: unknown ${name} (known: ${known.join(', ')})`);
+    return found;
   });
 }
 
@@ -32,7 +36,12 @@ for (const databaseUrl of databases) {
     const result = await runIngestBench({
       databaseUrl,
       trials: process.env.INGEST_TRIALS ? Number(process.env.INGEST_TRIALS) : undefined,
-      clients: process.env.INGEST_CLIENTS ? loadClients(process.env.INGEST_CLIENTS) : undefined,
+      clients: process.env.INGEST_CLIENTS
+        ? pick<LoadClient>('INGEST_CLIENTS', process.env.INGEST_CLIENTS, LOAD_CLIENTS)
+        : undefined,
+      routings: process.env.INGEST_ROUTING
+        ? pick<Routing>('INGEST_ROUTING', process.env.INGEST_ROUTING, ROUTINGS)
+        : undefined,
       env: process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {},
     });
     results.ingest!.push(result);

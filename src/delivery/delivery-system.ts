@@ -2,6 +2,7 @@ import type { Clock, Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
+import { AttemptRecorder } from './attempt-recorder.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
@@ -58,6 +59,8 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const runner = new JobRunner({
     db,
     store,
+    // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
+    recorder: new AttemptRecorder(store, logger, settings.concurrency),
     targets,
     http,
     forwarder,

@@ -86,7 +86,7 @@ export class DeliveryWorker {
       let drained = false;
       do {
         this.pumpAgain = false;
-        while (!this.stopped && this.inflight.size < this.settings.concurrency) {
+        while (!this.stopped && this.claimWorthwhile()) {
           const wanted = this.settings.concurrency - this.inflight.size;
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
           for (const job of jobs) this.launch(job);
@@ -119,6 +119,16 @@ export class DeliveryWorker {
       Math.max(1, sleepMs),
     );
     this.sleepTimer.unref();
+  }
+
+  /**
+   * Whether to claim now: when idle, at once; when busy, only once a quarter of the slots is free. A claim is a
+   * commit on the connection the event loop uses; claiming each slot as it frees made it one commit per delivery,
+   * while each slot's job stays in flight only for one attempt.
+   */
+  private claimWorthwhile(): boolean {
+    const free = this.settings.concurrency - this.inflight.size;
+    return this.inflight.size === 0 ? free > 0 : free >= Math.ceil(this.settings.concurrency / 4);
   }
 
   private launch(job: DeliveryJob): void {

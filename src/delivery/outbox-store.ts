@@ -1,7 +1,7 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../core/index.ts';
-import type { Db, DeliveriesTable, DeliveryStatus } from '../db/index.ts';
+import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 
 export type DeliveryJob = Selectable<DeliveriesTable>;
 
@@ -27,6 +27,15 @@ export interface AttemptRecord {
 
 /** What happens to the job after an attempt. */
 export type AttemptResult = { status: 'success' } | { status: 'failed' } | { status: 'retry'; at: Date };
+
+/** An attempt made on a claimed job, waiting to be recorded. */
+export interface FinishedAttempt {
+  job: DeliveryJob;
+  /** The worker holding the job's lease. */
+  owner: string;
+  attempt: AttemptRecord;
+  result: AttemptResult;
+}
 
 /**
  * The outbox tables. Every change to a claimed job is fenced by `lease_owner`, so a worker whose lease was taken over
@@ -57,19 +66,21 @@ export class OutboxStore {
       .orderBy('next_attempt_at')
       .limit(limit);
     if (this.postgres) due = due.forUpdate().skipLocked();
-    return this.db
-      .with('due', () => due)
-      .updateTable('deliveries')
-      .set({
-        status: 'processing',
-        lease_owner: owner,
-        lease_expires_at: until,
-        next_attempt_at: until,
-        updated_at: nowIso,
-      })
-      .where('id', 'in', (eb) => eb.selectFrom('due').select('id'))
-      .returningAll()
-      .execute();
+    return this.bookkeeping((db) =>
+      db
+        .with('due', () => due)
+        .updateTable('deliveries')
+        .set({
+          status: 'processing',
+          lease_owner: owner,
+          lease_expires_at: until,
+          next_attempt_at: until,
+          updated_at: nowIso,
+        })
+        .where('id', 'in', (eb) => eb.selectFrom('due').select('id'))
+        .returningAll()
+        .execute(),
+    );
   }
 
   /** Pushes the leases of jobs still in flight forward. */
@@ -107,57 +118,84 @@ export class OutboxStore {
     return row?.next ? new Date(row.next) : undefined;
   }
 
-  /** Records the attempt and moves the job on, in one transaction. */
-  async finishAttempt(job: DeliveryJob, owner: string, attempt: AttemptRecord, result: AttemptResult): Promise<void> {
-    const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
-    const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
-    const responseData = {
-      responseCode: attempt.statusCode,
-      responseBody: attempt.responseBody,
-      deliveryTime: attempt.durationMs,
-      url: attempt.url,
-      error: attempt.error,
-      ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
-      deliveredAt: result.status === 'success' ? now : null,
-      // Which process made the attempt (host:pid:random), to trace work across a cluster.
-      worker: owner,
-      ...attempt.details,
-    };
-    await this.db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('deliveries')
-        .set((eb) => ({
-          status,
-          attempts: eb('attempts', '+', 1),
-          next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
-          lease_owner: null,
-          lease_expires_at: null,
-          last_attempt_at: attempt.startedAt.toISOString(),
-          last_status_code: attempt.statusCode,
-          last_error: attempt.error,
-          response_data: JSON.stringify(responseData),
-          updated_at: now,
-        }))
-        .where('id', '=', job.id)
-        .where('lease_owner', '=', owner)
-        .returning('attempts')
-        .executeTakeFirst();
-      await trx
-        .insertInto('delivery_attempts')
-        .values({
-          id: newId('dla'),
-          delivery_id: job.id,
-          attempt: updated ? Number(updated.attempts) : job.attempts + 1,
-          started_at: attempt.startedAt.toISOString(),
-          duration_ms: attempt.durationMs,
-          success: attempt.success ? 1 : 0,
-          status_code: attempt.statusCode,
-          response_body: attempt.responseBody,
-          error: attempt.error,
-          url: attempt.url,
-          recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
-        })
-        .execute();
+  /**
+   * Records attempts and moves their jobs on, all in one transaction: one commit (one WAL fsync on SQLite) for the
+   * whole batch. Each job's change is fenced by its owner; its attempt is logged either way.
+   */
+  async finishAttempts(finished: readonly FinishedAttempt[]): Promise<void> {
+    await this.bookkeeping((db) =>
+      db.transaction().execute(async (trx) => {
+        const logged: Insertable<DeliveryAttemptsTable>[] = [];
+        for (const { job, owner, attempt, result } of finished) {
+          const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
+          const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
+          const responseData = {
+            responseCode: attempt.statusCode,
+            responseBody: attempt.responseBody,
+            deliveryTime: attempt.durationMs,
+            url: attempt.url,
+            error: attempt.error,
+            ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
+            deliveredAt: result.status === 'success' ? now : null,
+            // Which process made the attempt (host:pid:random), to trace work across a cluster.
+            worker: owner,
+            ...attempt.details,
+          };
+          const updated = await trx
+            .updateTable('deliveries')
+            .set((eb) => ({
+              status,
+              attempts: eb('attempts', '+', 1),
+              next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
+              lease_owner: null,
+              lease_expires_at: null,
+              last_attempt_at: attempt.startedAt.toISOString(),
+              last_status_code: attempt.statusCode,
+              last_error: attempt.error,
+              response_data: JSON.stringify(responseData),
+              updated_at: now,
+            }))
+            .where('id', '=', job.id)
+            .where('lease_owner', '=', owner)
+            .returning('attempts')
+            .executeTakeFirst();
+          logged.push({
+            id: newId('dla'),
+            delivery_id: job.id,
+            attempt: updated ? Number(updated.attempts) : job.attempts + 1,
+            started_at: attempt.startedAt.toISOString(),
+            duration_ms: attempt.durationMs,
+            success: attempt.success ? 1 : 0,
+            status_code: attempt.statusCode,
+            response_body: attempt.responseBody,
+            error: attempt.error,
+            url: attempt.url,
+            recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
+          });
+        }
+        await trx.insertInto('delivery_attempts').values(logged).execute();
+      }),
+    );
+  }
+
+  /**
+   * Runs a claim or the recording of attempts. On SQLite it commits without syncing the WAL (synchronous NORMAL,
+   * on a connection held throughout, its level put back after): a synced commit blocked the event loop for its
+   * fsync and held the write lock through it, while ingest's writer slept in SQLite's busy handler. A process crash
+   * loses nothing (the WAL is written); a power loss can lose the latest of these commits, which only makes their
+   * jobs due again, to be attempted again: at-least-once allows it. The next synced commit (ingest's) syncs them.
+   */
+  private async bookkeeping<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    if (this.postgres) return work(this.db);
+    return this.db.connection().execute(async (connection) => {
+      const { rows } = await sql<{ synchronous: number }>`PRAGMA main.synchronous`.execute(connection);
+      const level = rows[0]!.synchronous;
+      await sql`PRAGMA main.synchronous = NORMAL`.execute(connection);
+      try {
+        return await work(connection);
+      } finally {
+        await sql.raw(`PRAGMA main.synchronous = ${level}`).execute(connection);
+      }
     });
   }
 
