@@ -349,6 +349,7 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
             is_catch_all_enabled: 0 as const,
             catch_all_endpoint_id: null,
             receive_dmarc_emails: 0 as const,
+            include_subdomains: 0 as const,
             verified_at: null,
             created_at: new Date(now).toISOString(),
             updated_at: new Date(now).toISOString(),

@@ -37,6 +37,8 @@ export interface DomainsTable {
   is_catch_all_enabled: Flag;
   catch_all_endpoint_id: string | null;
   receive_dmarc_emails: Flag;
+  /** On a verified root: mail to any subdomain not registered on its own is accepted and goes to the catch-all. */
+  include_subdomains: Flag;
   verified_at: string | null;
   created_at: string;
   updated_at: string;

@@ -32,6 +32,14 @@ export function mxRecord(domain: string, mxHost: string): PlannedRecord {
   };
 }
 
+/** Points mail for every subdomain of `domain` at Mailroom, for a root that includes its subdomains. */
+export function wildcardMxRecord(domain: string, mxHost: string): PlannedRecord {
+  return {
+    ...mxRecord(`*.${domain}`, mxHost),
+    description: 'Inbound email routing for subdomains: points mail for every subdomain at Mailroom',
+  };
+}
+
 /** The four records a new top-level domain is asked to publish (a subdomain of a verified parent only needs MX). */
 export function plannedRecords(domain: string, mxHost: string, verificationToken: string): PlannedRecord[] {
   return [

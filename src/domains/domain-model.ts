@@ -29,6 +29,7 @@ export interface Domain {
   isCatchAllEnabled: boolean;
   catchAllEndpointId: string | null;
   receiveDmarcEmails: boolean;
+  includeSubdomains: boolean;
   parentDomain: string | null;
   verifiedAt: string | null;
   createdAt: string;
@@ -60,6 +61,13 @@ export interface VerificationCheck {
   dnsRecords: Array<{ type: string; name: string; value: string; isVerified: boolean; error?: string }>;
   isFullyVerified: boolean;
   lastChecked: string;
+}
+
+export interface CatchAllUpdate {
+  isCatchAllEnabled?: boolean;
+  catchAllEndpointId?: string | null;
+  /** On a verified root domain: mail to any of its subdomains not registered on its own goes to the catch-all. */
+  includeSubdomains?: boolean;
 }
 
 export interface CreatedDomain {
@@ -97,6 +105,7 @@ export function toDomain(row: DomainsTable, parentName: string | null): Domain {
     isCatchAllEnabled: fromFlag(row.is_catch_all_enabled),
     catchAllEndpointId: row.catch_all_endpoint_id,
     receiveDmarcEmails: fromFlag(row.receive_dmarc_emails),
+    includeSubdomains: fromFlag(row.include_subdomains),
     parentDomain: parentName,
     verifiedAt: row.verified_at,
     createdAt: row.created_at,

@@ -1,9 +1,10 @@
 import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
-import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
+import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords } from './dns-records.ts';
+import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
 import { DomainChecker } from './domain-checker.ts';
 import {
+  type CatchAllUpdate,
   type CreatedDomain,
   type DnsRecord,
   type Domain,
@@ -134,6 +135,7 @@ export class DomainsService {
       is_catch_all_enabled: 0,
       catch_all_endpoint_id: null,
       receive_dmarc_emails: 0,
+      include_subdomains: 0,
       verified_at: parent ? now : null,
       created_at: now,
       updated_at: now,
@@ -213,33 +215,47 @@ export class DomainsService {
     return { domain: toDomain(row, await this.parentName(row)), records: await this.checker.records(row.id) };
   }
 
+  /**
+   * Configures the catch-all and whether it also covers subdomains; a field left out keeps its value. With
+   * `includeSubdomains` on, the answer carries the wildcard MX record that points the subdomains' mail here.
+   */
   async updateCatchAll(
     accountId: string,
     id: string,
-    update: { isCatchAllEnabled: boolean; catchAllEndpointId?: string | null },
-  ): Promise<DomainDetail> {
+    update: CatchAllUpdate,
+  ): Promise<{ domain: DomainDetail; wildcardMxRecord: PlannedRecord | null }> {
     const row = await this.ownedRow(accountId, id);
-    let endpointId = update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId;
-    if (update.isCatchAllEnabled) {
-      if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
-      if (!endpointId) throw new Invalid('catchAllEndpointId is required to enable catch-all');
-      const endpoint = await this.endpoints.find(accountId, endpointId);
-      if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
-      if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
-    } else if (endpointId && !(await this.endpoints.find(accountId, endpointId))) {
-      endpointId = null;
+    const changes: Partial<DomainsTable> = { updated_at: isoNow(this.clock) };
+    if (update.isCatchAllEnabled !== undefined) {
+      let endpointId = update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId;
+      if (update.isCatchAllEnabled) {
+        if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
+        if (!endpointId) throw new Invalid('catchAllEndpointId is required to enable catch-all');
+        const endpoint = await this.endpoints.find(accountId, endpointId);
+        if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
+        if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
+      } else if (endpointId && !(await this.endpoints.find(accountId, endpointId))) {
+        endpointId = null;
+      }
+      changes.is_catch_all_enabled = toFlag(update.isCatchAllEnabled);
+      changes.catch_all_endpoint_id = endpointId;
+    }
+    if (update.includeSubdomains !== undefined) {
+      if (update.includeSubdomains) await this.assertMayIncludeSubdomains(row);
+      changes.include_subdomains = toFlag(update.includeSubdomains);
     }
     const updated = await this.db
       .updateTable('domains')
-      .set({
-        is_catch_all_enabled: toFlag(update.isCatchAllEnabled),
-        catch_all_endpoint_id: endpointId,
-        updated_at: isoNow(this.clock),
-      })
+      .set(changes)
       .where('id', '=', row.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    return this.detail(updated);
+    return {
+      domain: await this.detail(updated),
+      wildcardMxRecord: fromFlag(updated.include_subdomains)
+        ? wildcardMxRecord(updated.domain, this.settings.mxHost)
+        : null,
+    };
   }
 
   async remove(accountId: string, id: string) {
@@ -359,6 +375,32 @@ export class DomainsService {
       'This domain is already registered on our platform. If you believe this is an error or you need to transfer ownership, please contact our support team.',
       { code: 'DOMAIN_ALREADY_REGISTERED' },
     );
+  }
+
+  /**
+   * Subdomains can be included only on a verified root (registrable) domain, and only when no other account has
+   * registered a name under it: theirs would otherwise share the root's wildcard MX record. Another account cannot
+   * register one later, as the root is verified (see `create`).
+   */
+  private async assertMayIncludeSubdomains(row: DomainsTable): Promise<void> {
+    const above = parentDomains(row.domain);
+    if (above.length > 0) {
+      throw new Invalid(
+        `Subdomains can only be included on a root domain: ${row.domain} is a subdomain of ${above[above.length - 1]}`,
+      );
+    }
+    if (row.status !== 'verified') throw new Invalid('Domain must be verified before including subdomains');
+    const foreign = await this.db
+      .selectFrom('domains')
+      .select('id')
+      .where('domain', 'like', `%.${row.domain}`)
+      .where('account_id', '!=', row.account_id)
+      .executeTakeFirst();
+    if (foreign) {
+      throw new Conflict('Cannot include subdomains: another account owns a subdomain of this domain', {
+        code: 'SUBDOMAIN_BELONGS_TO_ANOTHER_ACCOUNT',
+      });
+    }
   }
 
   /** The nearest verified domain above `domainName`, of whichever account: its owner is the subdomain's owner. */

@@ -1,4 +1,6 @@
+export type { PlannedRecord } from './dns-records.ts';
 export type {
+  CatchAllUpdate,
   CreatedDomain,
   DnsRecord,
   Domain,

@@ -23,7 +23,8 @@ export type RouteDecision =
       domainId: string;
       /** The address row that matched (exactly or without its +tag); null for catch-all and dmarc@ mail. */
       addressId: string | null;
-      matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc';
+      /** `subdomain`: the recipient's domain is not registered, and a root above it includes its subdomains. */
+      matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc' | 'subdomain';
       target: RouteTarget;
     };
 

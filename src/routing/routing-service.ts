@@ -10,11 +10,15 @@ const DMARC_LOCAL_PART = 'dmarc';
 /**
  * Everything one recipient's decision needs, read in one query: the domain, the address rows among the candidates
  * (the address itself and, with a `+tag`, the address without it; the same address twice without one), their endpoint
- * or webhook, and the domain's catch-all endpoint. One row per matching address, or one row with no address. Targets
- * count only in the domain's account, as everything an account owns does.
+ * or webhook, and the domain's catch-all endpoint. One row per matching address, or one row with no address. Besides,
+ * one row, with no address, for each domain above it among `names` that includes its subdomains. Targets count only
+ * in the domain's account, as everything an account owns does.
  */
 const routingRows = preparedQuery(
-  (db, { domain, address, baseAddress }: { domain: string; address: string; baseAddress: string }) =>
+  (
+    db,
+    { domain, names, address, baseAddress }: { domain: string; names: string[]; address: string; baseAddress: string },
+  ) =>
     db
       .selectFrom('domains as d')
       .leftJoin('email_addresses as a', (join) =>
@@ -34,6 +38,7 @@ const routingRows = preparedQuery(
       )
       .select([
         'd.id as domain_id',
+        'd.domain',
         'd.account_id',
         'd.status',
         'd.receive_dmarc_emails',
@@ -51,7 +56,8 @@ const routingRows = preparedQuery(
         'c.type as catch_all_type',
         'c.is_active as catch_all_active',
       ])
-      .where('d.domain', '=', domain),
+      .where('d.domain', 'in', names)
+      .where((eb) => eb.or([eb('d.domain', '=', domain), eb('d.include_subdomains', '=', 1)])),
 );
 
 type RoutingRow = Awaited<ReturnType<typeof routingRows>>[number];
@@ -64,6 +70,7 @@ const routingVersion = preparedQuery((db, _: Record<string, never>) =>
  * Decides, for one envelope recipient, whether Mailroom accepts the mail and where it goes. The order: an exact
  * address on a verified domain, then the address without its `+tag`, then the domain's catch-all, else reject.
  * An inactive address rejects even when a catch-all exists, because deactivating an address means "refuse it".
+ * A domain not registered itself is accepted only under a verified root that includes its subdomains (no open relay).
  * A target that is switched off (inactive endpoint or webhook) keeps the mail accepted and stored, with no delivery.
  * It runs on the event loop for every RCPT, so it reads all it needs in one query: on PostgreSQL each query is a
  * round trip whose socket calls cost the event loop more than the query costs the database.
@@ -100,9 +107,15 @@ export class RoutingService implements RecipientRouter {
     const plus = this.subaddressing ? parsed.local.indexOf('+') : -1;
     const baseLocal = plus > 0 ? parsed.local.slice(0, plus) : parsed.local;
     const baseAddress = plus > 0 ? `${baseLocal}@${parsed.domain}` : parsed.address;
-    const rows = await routingRows(this.db, { domain: parsed.domain, address: parsed.address, baseAddress });
+    const found = await routingRows(this.db, {
+      domain: parsed.domain,
+      names: withEnclosingDomains(parsed.domain),
+      address: parsed.address,
+      baseAddress,
+    });
+    const rows = found.filter((row) => row.domain === parsed.domain);
     const domain = rows[0];
-    if (!domain) return { accepted: false, reason: 'unknown_domain' };
+    if (!domain) return decideForSubdomain(parsed.address, found);
     if (domain.status !== 'verified') return { accepted: false, reason: 'unverified_domain' };
 
     const accepted = {
@@ -139,6 +152,37 @@ export class RoutingService implements RecipientRouter {
     }
     return { accepted: false, reason: 'unknown_address' };
   }
+}
+
+/**
+ * A recipient on a domain not registered itself, under a verified root that includes its subdomains: accepted for
+ * the root, and sent to its catch-all endpoint, or stored only when the root has none.
+ */
+function decideForSubdomain(recipient: string, enclosing: RoutingRow[]): RouteDecision {
+  // Only root domains include their subdomains, so at most one enclosing domain does.
+  const root = enclosing.find((row) => row.status === 'verified');
+  if (!root) return { accepted: false, reason: 'unknown_domain' };
+  return {
+    accepted: true,
+    recipient,
+    accountId: root.account_id,
+    domainId: root.domain_id,
+    addressId: null,
+    matchedBy: 'subdomain',
+    target:
+      fromFlag(root.is_catch_all_enabled) && root.catch_all_endpoint_id
+        ? endpointTarget(root.catch_all_endpoint_id, root.catch_all_type, root.catch_all_active)
+        : { kind: 'none' },
+  };
+}
+
+/** `domain` and the names of two labels or more above it: `a.b.example.com`, `b.example.com`, `example.com`. */
+function withEnclosingDomains(domain: string): string[] {
+  const enclosing = [domain];
+  for (let dot = domain.indexOf('.'); domain.indexOf('.', dot + 1) !== -1; dot = domain.indexOf('.', dot + 1)) {
+    enclosing.push(domain.slice(dot + 1));
+  }
+  return enclosing;
 }
 
 function addressTarget(row: RoutingRow): RouteTarget {

@@ -400,6 +400,8 @@ describe('catch-all', () => {
         isCatchAllEnabled: false,
         catchAllEndpointId: null,
         catchAllEndpoint: null,
+        includeSubdomains: false,
+        wildcardMxRecord: null,
         updatedAt: undefined,
       },
     );

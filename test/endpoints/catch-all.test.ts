@@ -58,6 +58,8 @@ describe('catch-all configuration', () => {
         isCatchAllEnabled: true,
         catchAllEndpointId: active.id,
         catchAllEndpoint: { id: active.id, name: 'All', type: 'email', isActive: true },
+        includeSubdomains: false,
+        wildcardMxRecord: null,
       });
       assert.deepEqual(await server.app.router.resolve(`anyone-${family}@catch.test`), {
         accepted: true,

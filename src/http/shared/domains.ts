@@ -141,7 +141,10 @@ export function readDomain(
   );
 }
 
-/** Catch-all configuration: e2 uses PATCH, v2 PUT. */
+/**
+ * Catch-all configuration: e2 uses PATCH, v2 PUT. `isCatchAllEnabled` is required unless the body only sets
+ * `includeSubdomains`; the first form is listed first so that a body missing both is told about `isCatchAllEnabled`.
+ */
 export function configureCatchAll(
   app: Api,
   { tags, domains, method }: DomainRouteOptions & { method: 'PATCH' | 'PUT' },
@@ -152,17 +155,23 @@ export function configureCatchAll(
     schema: {
       tags,
       summary: 'Configure catch-all',
+      description:
+        'With `includeSubdomains` (a verified root domain only), mail to any subdomain not added as a domain of its own is accepted and goes to the catch-all endpoint; the answer gives the wildcard MX record to publish.',
       consumes: BodyTypes,
       params: IdParams,
-      body: Type.Object({
-        isCatchAllEnabled: Type.Boolean(),
-        catchAllEndpointId: Type.Optional(NullableString()),
-      }),
-      response: { 200: CatchAllUpdateSchema, ...errorResponses },
+      body: Type.Union([
+        Type.Object({
+          isCatchAllEnabled: Type.Boolean(),
+          catchAllEndpointId: Type.Optional(NullableString()),
+          includeSubdomains: Type.Optional(Type.Boolean()),
+        }),
+        Type.Object({ includeSubdomains: Type.Boolean() }),
+      ]),
+      response: { 200: CatchAllUpdateSchema, 409: ErrorBody, ...errorResponses },
     },
     handler: async (request) => {
       const updated = await domains.updateCatchAll(request.account.id, request.params.id, request.body);
-      return presentCatchAll(updated);
+      return presentCatchAll(updated.domain, updated.wildcardMxRecord);
     },
   });
 }

@@ -1,5 +1,11 @@
 import { Type } from 'typebox';
-import type { CreatedDomain, DnsRecord, DomainDetail, VerificationCheck } from '../../../domains/index.ts';
+import type {
+  CreatedDomain,
+  DnsRecord,
+  DomainDetail,
+  PlannedRecord,
+  VerificationCheck,
+} from '../../../domains/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('verified'), Type.Literal('failed')]);
@@ -89,6 +95,15 @@ export const DomainDetailSchema = Type.Object({
   parentDomain: Nullable(Type.String()),
 });
 
+/** A record to publish, as the create and catch-all answers list it. */
+const RecordToPublish = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  value: Type.String(),
+  description: Type.Optional(Type.String()),
+  isRequired: Type.Boolean(),
+});
+
 export const CreatedDomainSchema = Type.Object({
   id: Type.String(),
   domain: Type.String(),
@@ -97,15 +112,7 @@ export const CreatedDomainSchema = Type.Object({
   hasMxRecords: Type.Boolean(),
   domainProvider: Nullable(Type.String()),
   providerConfidence: Nullable(Type.String()),
-  dnsRecords: Type.Array(
-    Type.Object({
-      type: Type.String(),
-      name: Type.String(),
-      value: Type.String(),
-      description: Type.Optional(Type.String()),
-      isRequired: Type.Boolean(),
-    }),
-  ),
+  dnsRecords: Type.Array(RecordToPublish),
   dnsConflict: Type.Object({
     hasConflict: Type.Boolean(),
     message: Type.String(),
@@ -125,6 +132,10 @@ export const CatchAllUpdateSchema = Type.Object({
   isCatchAllEnabled: Type.Boolean(),
   catchAllEndpointId: Nullable(Type.String()),
   catchAllEndpoint: Nullable(CatchAllEndpoint),
+  includeSubdomains: Type.Boolean(),
+  wildcardMxRecord: Type.Union([RecordToPublish, Type.Null()], {
+    description: 'With includeSubdomains: the MX record that points mail for every subdomain at Mailroom',
+  }),
   updatedAt: DateTime,
 });
 
@@ -149,7 +160,7 @@ export function presentDomainItem(domain: DomainDetail, check?: VerificationChec
     lastSesCheck: domain.lastDnsCheck,
     isCatchAllEnabled: domain.isCatchAllEnabled,
     catchAllEndpointId: domain.catchAllEndpointId,
-    includeSubdomains: false,
+    includeSubdomains: domain.includeSubdomains,
     mailFromDomain: null,
     mailFromDomainStatus: null,
     mailFromDomainVerifiedAt: null,
@@ -211,13 +222,7 @@ export function presentCreatedDomain(created: CreatedDomain) {
     hasMxRecords: domain.hasMxRecords,
     domainProvider: domain.domainProvider,
     providerConfidence: domain.providerConfidence,
-    dnsRecords: records.map((record) => ({
-      type: record.recordType,
-      name: record.name,
-      value: record.value,
-      ...(record.description ? { description: record.description } : {}),
-      isRequired: record.isRequired,
-    })),
+    dnsRecords: records.map(presentRecordToPublish),
     dnsConflict: created.dnsConflict,
     createdAt: domain.createdAt,
     updatedAt: domain.updatedAt,
@@ -226,7 +231,7 @@ export function presentCreatedDomain(created: CreatedDomain) {
   };
 }
 
-export function presentCatchAll(domain: DomainDetail) {
+export function presentCatchAll(domain: DomainDetail, wildcardMxRecord: PlannedRecord | null) {
   return {
     id: domain.id,
     domain: domain.domain,
@@ -234,6 +239,24 @@ export function presentCatchAll(domain: DomainDetail) {
     isCatchAllEnabled: domain.isCatchAllEnabled,
     catchAllEndpointId: domain.catchAllEndpointId,
     catchAllEndpoint: domain.catchAllEndpoint,
+    includeSubdomains: domain.includeSubdomains,
+    wildcardMxRecord: wildcardMxRecord && presentRecordToPublish(wildcardMxRecord),
     updatedAt: domain.updatedAt,
+  };
+}
+
+function presentRecordToPublish(record: {
+  recordType: string;
+  name: string;
+  value: string;
+  description: string | null;
+  isRequired: boolean;
+}) {
+  return {
+    type: record.recordType,
+    name: record.name,
+    value: record.value,
+    ...(record.description ? { description: record.description } : {}),
+    isRequired: record.isRequired,
   };
 }
