@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+
+let server: TestApp;
+let api: ApiClient;
+
+before(async () => {
+  server = await startTestApp({ DNS_SERVERS: '127.0.0.1:9' });
+  api = apiClient(server.baseUrl, server.apiKey);
+});
+after(() => server.close());
+
+const OFFSET_LISTS = [
+  '/api/e2/domains',
+  '/api/e2/email-addresses',
+  '/api/e2/endpoints',
+  '/api/e2/emails',
+  '/api/v2/domains',
+  '/api/v2/email-addresses',
+  '/api/v2/endpoints',
+  '/api/v2/webhooks',
+  '/api/v2/mail',
+  '/api/v2/deliveries',
+];
+
+describe('list bounds', () => {
+  for (const path of OFFSET_LISTS) {
+    test(`GET ${path}: 400 for an offset past the largest exact integer, however it is written`, async () => {
+      for (const offset of ['99999999999999999999', '1e300', '9007199254740992']) {
+        const response = await api.get(`${path}?offset=${offset}`);
+        assert.equal(response.status, 400, `offset=${offset}`);
+        assert.deepEqual(response.body, { error: 'Offset must be at most 9007199254740991' }, `offset=${offset}`);
+      }
+    });
+
+    test(`GET ${path}: 400 with the spec's string for limit=1e300`, async () => {
+      const response = await api.get(`${path}?limit=1e300`);
+      assert.equal(response.status, 400);
+      assert.deepEqual(response.body, { error: 'Limit must be between 1 and 100' });
+    });
+
+    test(`GET ${path}: the largest exact offset is an empty page`, async () => {
+      const response = await api.get(`${path}?offset=9007199254740991`);
+      assert.equal(response.status, 200);
+      assert.equal(response.body.pagination.offset, 9007199254740991);
+    });
+  }
+
+  test("GET /api/e2/mail/threads: 400 with the spec's string for limit=1e300", async () => {
+    const response = await api.get('/api/e2/mail/threads?limit=1e300');
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Limit must be between 1 and 100' });
+  });
+});
