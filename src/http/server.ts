@@ -1,5 +1,4 @@
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,6 +12,7 @@ import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import { requireApiKey } from './auth.ts';
 import { handleError } from './errors.ts';
+import { acceptMultipartBodies } from './multipart-body.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -53,7 +53,7 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
     parseJson(request, body as string, done);
   });
   await app.register(formbody);
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT } });
+  await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
 
   await app.register(swagger, {
     openapi: {

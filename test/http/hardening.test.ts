@@ -54,3 +54,36 @@ describe('list bounds', () => {
     assert.deepEqual(response.body, { error: 'Limit must be between 1 and 100' });
   });
 });
+
+const MULTIPART_ROUTES = [
+  '/api/e2/domains',
+  '/api/v2/domains',
+  '/api/e2/email-addresses',
+  '/api/v2/email-addresses',
+  '/api/v2/deliveries/replay',
+];
+
+describe('malformed multipart/form-data', () => {
+  const malformed: Array<[string, string, string]> = [
+    [
+      'without a boundary',
+      'multipart/form-data',
+      '--x\r\nContent-Disposition: form-data; name="domain"\r\n\r\na\r\n--x--',
+    ],
+    [
+      'cut off inside a part',
+      'multipart/form-data; boundary=x',
+      '--x\r\nContent-Disposition: form-data; name="domain"\r\n\r\nexample.te',
+    ],
+    ['with a boundary longer than the parser takes', `multipart/form-data; boundary=${'b'.repeat(300)}`, '--'],
+  ];
+  for (const path of MULTIPART_ROUTES) {
+    for (const [what, contentType, body] of malformed) {
+      test(`POST ${path}: 400 for a form ${what}`, async () => {
+        const response = await api.post(path, undefined, { raw: body, headers: { 'content-type': contentType } });
+        assert.equal(response.status, 400);
+        assert.deepEqual(response.body, { error: 'Malformed multipart/form-data body' });
+      });
+    }
+  }
+});
