@@ -11,7 +11,7 @@ import type { DomainsService } from '../domains/index.ts';
 import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import { requireApiKey } from './auth.ts';
-import { handleError } from './errors.ts';
+import { answerClientError, handleError } from './errors.ts';
 import { acceptMultipartBodies } from './multipart-body.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
@@ -39,12 +39,30 @@ export interface HttpServices {
 const FAMILIES = ['e2', 'v2'] as const;
 const BODY_LIMIT = 2 * 1024 * 1024;
 
-export async function buildHttpServer(services: HttpServices, logger: Logger, version: string) {
+/** How slow and how many clients may be; only the arrival of a request is timed, never the answer. */
+export interface HttpLimits {
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** How often Node looks for requests past their timeout, so that a timeout is enforced within this of falling due. */
+const TIMEOUT_CHECK_INTERVAL_MS = 500;
+
+export async function buildHttpServer(services: HttpServices, logger: Logger, version: string, limits: HttpLimits) {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.requestTimeoutMs),
+    },
+    clientErrorHandler: answerClientError,
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.maxConnections = limits.maxConnections;
 
   // The SDKs send `Content-Type: application/json` with an empty body on GET, DELETE and bodyless POSTs.
   const parseJson = app.getDefaultJsonParser('error', 'error');
