@@ -13,6 +13,7 @@ import type { MailService, ThreadsService } from '../mail/index.ts';
 import { requireApiKey } from './auth.ts';
 import { answerClientError, handleError } from './errors.ts';
 import { acceptMultipartBodies } from './multipart-body.ts';
+import { rejectNulCharacters } from './reject-nul.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -72,6 +73,7 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
   });
   await app.register(formbody);
   await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
+  app.addHook('preValidation', rejectNulCharacters);
 
   await app.register(swagger, {
     openapi: {

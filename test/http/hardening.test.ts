@@ -87,3 +87,37 @@ describe('malformed multipart/form-data', () => {
     }
   }
 });
+
+describe('NUL characters', () => {
+  test('a path id holding NUL is 400 on every database (PostgreSQL cannot compare text with it)', async () => {
+    for (const path of ['/api/v2/endpoints/a%00b', '/api/e2/domains/%00/dns-records', '/api/v2/webhooks/%00']) {
+      const response = await api.get(path);
+      assert.equal(response.status, 400, path);
+      assert.deepEqual(response.body, { error: 'Invalid request: params/id must not contain NUL characters' }, path);
+    }
+  });
+
+  test('a query value holding NUL is 400', async () => {
+    const response = await api.get('/api/v2/mail?search=a%00b');
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Invalid request: querystring/search must not contain NUL characters' });
+  });
+
+  test('a body string holding NUL, nested or not, is 400', async () => {
+    const response = await api.post('/api/v2/webhooks', {
+      name: 'nul',
+      url: 'http://127.0.0.1:9/',
+      headers: { 'x-tag': 'a\u0000' },
+    });
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Invalid request: body/headers/x-tag must not contain NUL characters' });
+  });
+
+  test('a form field holding NUL is 400', async () => {
+    const form = new FormData();
+    form.append('domain', 'nul\u0000.example.test');
+    const response = await api.post('/api/v2/domains', undefined, { raw: form });
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Invalid request: body/domain must not contain NUL characters' });
+  });
+});
