@@ -90,6 +90,34 @@ describe('slow clients', () => {
   });
 });
 
+describe('requests Node refuses before routing', () => {
+  let server: TestApp;
+  before(async () => {
+    server = await startTestApp();
+  });
+  after(() => server.close());
+
+  test('headers over 16 KiB are answered 431 { error } and the connection closed', async () => {
+    const connection = await openConnection(server.baseUrl);
+    connection.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\n\r\n`);
+    assert.equal(
+      await connection.closed,
+      'HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nContent-Length: 41\r\n' +
+        'Connection: close\r\n\r\n{"error":"Request headers are too large"}',
+    );
+  });
+
+  test('a malformed request line is answered 400 { error } and the connection closed', async () => {
+    const connection = await openConnection(server.baseUrl);
+    connection.socket.write('GET /healthz HTTP/9\r\n\r\n');
+    assert.equal(
+      await connection.closed,
+      'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 34\r\n' +
+        'Connection: close\r\n\r\n{"error":"Malformed HTTP request"}',
+    );
+  });
+});
+
 describe('connection cap', () => {
   let server: TestApp;
   before(async () => {
