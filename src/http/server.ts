@@ -56,7 +56,9 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
     bodyLimit: BODY_LIMIT,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node checks headersTimeout against its own requestTimeout when the server is made, before Fastify sets it.
     http: {
+      requestTimeout: limits.requestTimeoutMs,
       headersTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.requestTimeoutMs),
     },

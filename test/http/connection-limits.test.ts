@@ -141,3 +141,12 @@ describe('connection cap', () => {
     }
   });
 });
+
+test("HTTP_REQUEST_TIMEOUT_SECONDS above Node's 300 s default starts and serves", async () => {
+  const server = await startTestApp({ HTTP_REQUEST_TIMEOUT_SECONDS: '600' });
+  try {
+    assert.equal((await fetch(`${server.baseUrl}/healthz`)).status, 200);
+  } finally {
+    await server.close();
+  }
+});
