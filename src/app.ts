@@ -173,6 +173,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     },
     logger,
     VERSION,
+    config.http,
   );
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;

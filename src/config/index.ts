@@ -21,7 +21,7 @@ export interface SpamdConfig {
 }
 
 export interface Config {
-  http: { port: number; host: string };
+  http: { port: number; host: string; requestTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
   smtp: {
     port: number;
     host: string;
@@ -120,7 +120,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const dataDir = resolve(e.DATA_DIR);
   return Object.freeze({
-    http: { port: e.PORT, host: e.HOST },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
     smtp: {
       port: e.SMTP_PORT,
       host: e.SMTP_HOST,

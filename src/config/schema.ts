@@ -11,6 +11,12 @@ const Flag = (fallback: boolean) => Type.Boolean({ default: fallback });
 export const EnvSchema = Type.Object({
   PORT: Port(3000),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  /** A request whose headers and body have not all arrived by then is answered 408 and its connection closed. */
+  HTTP_REQUEST_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+  /** An idle connection between requests is closed after this long. */
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 5 }),
+  /** Concurrent HTTP connections; one more is closed as soon as it is accepted. */
+  HTTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1000 }),
   SMTP_PORT: Port(2525),
   SMTP_HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),

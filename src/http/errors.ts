@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Conflict, Invalid, LimitReached, NotFound, NotSupported } from '../core/index.ts';
 
@@ -45,4 +46,35 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
   request.log.error({ err: error }, 'unhandled error');
   return reply.code(500).send({ error: request.routeOptions.config.internalErrorMessage ?? 'Internal server error' });
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', message: 'Request took too long to arrive' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    message: 'Request headers are too large',
+  },
+};
+
+/**
+ * Answers what Node refuses before a request reaches Fastify (a request arriving too slowly, bad or oversized
+ * headers) in the API's error shape, then closes the connection. Once an answer has been written on the connection
+ * (a 401 while the body still trickles in), nothing more is written: it is closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, reason, message } = CLIENT_ERRORS[error.code ?? ''] ?? {
+    status: 400,
+    reason: 'Bad Request',
+    message: 'Malformed HTTP request',
+  };
+  if (socket.writable && socket.bytesWritten === 0) {
+    const body = JSON.stringify({ error: message });
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

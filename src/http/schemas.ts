@@ -19,7 +19,7 @@ export const Pagination = Type.Object({
 
 export const PaginationQuery = {
   limit: Type.Optional(Type.Integer({ description: '1 to 100 (an integer in string form is accepted)' })),
-  offset: Type.Optional(Type.Integer({ description: 'at least 0' })),
+  offset: Type.Optional(Type.Integer({ description: `at least 0, at most ${Number.MAX_SAFE_INTEGER}` })),
 };
 
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>

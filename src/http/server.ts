@@ -1,5 +1,4 @@
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,7 +11,9 @@ import type { DomainsService } from '../domains/index.ts';
 import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import { e2Routes } from './e2/routes.ts';
-import { handleError } from './errors.ts';
+import { answerClientError, handleError } from './errors.ts';
+import { acceptMultipartBodies } from './multipart-body.ts';
+import { rejectNulCharacters } from './reject-nul.ts';
 import { v2Routes } from './v2/routes.ts';
 
 export interface HttpServices {
@@ -30,12 +31,32 @@ export interface HttpServices {
 
 const BODY_LIMIT = 2 * 1024 * 1024;
 
-export async function buildHttpServer(services: HttpServices, logger: Logger, version: string) {
+/** How slow and how many clients may be; only the arrival of a request is timed, never the answer. */
+export interface HttpLimits {
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** How often Node looks for requests past their timeout, so that a timeout is enforced within this of falling due. */
+const TIMEOUT_CHECK_INTERVAL_MS = 500;
+
+export async function buildHttpServer(services: HttpServices, logger: Logger, version: string, limits: HttpLimits) {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node checks headersTimeout against its own requestTimeout when the server is made, before Fastify sets it.
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.requestTimeoutMs),
+    },
+    clientErrorHandler: answerClientError,
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.maxConnections = limits.maxConnections;
 
   // The SDKs send `Content-Type: application/json` with an empty body on GET, DELETE and bodyless POSTs.
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -44,7 +65,8 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
     parseJson(request, body as string, done);
   });
   await app.register(formbody);
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT } });
+  await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
+  app.addHook('preValidation', rejectNulCharacters);
 
   await app.register(swagger, {
     openapi: {

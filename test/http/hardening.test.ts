@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+
+let server: TestApp;
+let api: ApiClient;
+
+before(async () => {
+  server = await startTestApp({ DNS_SERVERS: '127.0.0.1:9' });
+  api = apiClient(server.baseUrl, server.apiKey);
+});
+after(() => server.close());
+
+const OFFSET_LISTS = [
+  '/api/e2/domains',
+  '/api/e2/email-addresses',
+  '/api/e2/endpoints',
+  '/api/e2/emails',
+  '/api/v2/domains',
+  '/api/v2/email-addresses',
+  '/api/v2/endpoints',
+  '/api/v2/webhooks',
+  '/api/v2/mail',
+  '/api/v2/deliveries',
+];
+
+describe('list bounds', () => {
+  for (const path of OFFSET_LISTS) {
+    test(`GET ${path}: 400 for an offset past the largest exact integer, however it is written`, async () => {
+      for (const offset of ['99999999999999999999', '1e300', '9007199254740992']) {
+        const response = await api.get(`${path}?offset=${offset}`);
+        assert.equal(response.status, 400, `offset=${offset}`);
+        assert.deepEqual(response.body, { error: 'Offset must be at most 9007199254740991' }, `offset=${offset}`);
+      }
+    });
+
+    test(`GET ${path}: 400 with the spec's string for limit=1e300`, async () => {
+      const response = await api.get(`${path}?limit=1e300`);
+      assert.equal(response.status, 400);
+      assert.deepEqual(response.body, { error: 'Limit must be between 1 and 100' });
+    });
+
+    test(`GET ${path}: the largest exact offset is an empty page`, async () => {
+      const response = await api.get(`${path}?offset=9007199254740991`);
+      assert.equal(response.status, 200);
+      assert.equal(response.body.pagination.offset, 9007199254740991);
+    });
+  }
+
+  test("GET /api/e2/mail/threads: 400 with the spec's string for limit=1e300", async () => {
+    const response = await api.get('/api/e2/mail/threads?limit=1e300');
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Limit must be between 1 and 100' });
+  });
+});
+
+const MULTIPART_ROUTES = [
+  '/api/e2/domains',
+  '/api/v2/domains',
+  '/api/e2/email-addresses',
+  '/api/v2/email-addresses',
+  '/api/v2/deliveries/replay',
+];
+
+describe('malformed multipart/form-data', () => {
+  const malformed: Array<[string, string, string]> = [
+    [
+      'without a boundary',
+      'multipart/form-data',
+      '--x\r\nContent-Disposition: form-data; name="domain"\r\n\r\na\r\n--x--',
+    ],
+    [
+      'cut off inside a part',
+      'multipart/form-data; boundary=x',
+      '--x\r\nContent-Disposition: form-data; name="domain"\r\n\r\nexample.te',
+    ],
+    ['with a boundary longer than the parser takes', `multipart/form-data; boundary=${'b'.repeat(300)}`, '--'],
+  ];
+  for (const path of MULTIPART_ROUTES) {
+    for (const [what, contentType, body] of malformed) {
+      test(`POST ${path}: 400 for a form ${what}`, async () => {
+        const response = await api.post(path, undefined, { raw: body, headers: { 'content-type': contentType } });
+        assert.equal(response.status, 400);
+        assert.deepEqual(response.body, { error: 'Malformed multipart/form-data body' });
+      });
+    }
+  }
+});
+
+describe('NUL characters', () => {
+  test('a path id holding NUL is 400 on every database (PostgreSQL cannot compare text with it)', async () => {
+    for (const path of ['/api/v2/endpoints/a%00b', '/api/e2/domains/%00/dns-records', '/api/v2/webhooks/%00']) {
+      const response = await api.get(path);
+      assert.equal(response.status, 400, path);
+      assert.deepEqual(response.body, { error: 'Invalid request: params/id must not contain NUL characters' }, path);
+    }
+  });
+
+  test('a query value holding NUL is 400', async () => {
+    const response = await api.get('/api/v2/mail?search=a%00b');
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Invalid request: querystring/search must not contain NUL characters' });
+  });
+
+  test('a body string holding NUL, nested or not, is 400', async () => {
+    const response = await api.post('/api/v2/webhooks', {
+      name: 'nul',
+      url: 'http://127.0.0.1:9/',
+      headers: { 'x-tag': 'a\u0000' },
+    });
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Invalid request: body/headers/x-tag must not contain NUL characters' });
+  });
+
+  test('a form field holding NUL is 400', async () => {
+    const form = new FormData();
+    form.append('domain', 'nul\u0000.example.test');
+    const response = await api.post('/api/v2/domains', undefined, { raw: form });
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Invalid request: body/domain must not contain NUL characters' });
+  });
+});
