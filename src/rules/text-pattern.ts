@@ -2,9 +2,9 @@ import { setFlagsFromString } from 'node:v8';
 import { Invalid } from '../core/index.ts';
 
 /**
- * How a text condition compares, always ignoring case: the whole value (`exact`), a part of it (`contains`), the
- * whole value with `*` standing for any run of characters (`wildcard`, e.g. `*@example.com`), or a regular
- * expression searched for in the value (`regex`).
+ * How a text condition compares: the whole value (`exact`), a part of it (`contains`), the whole value with `*`
+ * standing for any run of characters (`wildcard`, e.g. `*@example.com`), all three ignoring case; or a regular
+ * expression searched for in the value (`regex`), case-sensitive as written (the linear-time engine has no `i`).
  */
 export const TEXT_OPERATORS = ['exact', 'contains', 'wildcard', 'regex'] as const;
 export type TextOperator = (typeof TEXT_OPERATORS)[number];
@@ -24,11 +24,11 @@ export const MAX_PATTERN_LENGTH = 256;
  */
 function linearRegExp(source: string): RegExp {
   try {
-    return new RegExp(source, 'il');
+    return new RegExp(source, 'l');
   } catch (error) {
     if (!(error instanceof SyntaxError) || !/flags/i.test(error.message)) throw error;
     setFlagsFromString('--enable-experimental-regexp-engine');
-    return new RegExp(source, 'il');
+    return new RegExp(source, 'l');
   }
 }
 

@@ -10,12 +10,12 @@ const literals = <T extends string>(values: readonly T[]) =>
 const TextPatternSchema = Type.Object(
   {
     operator: literals(TEXT_OPERATORS),
-    value: Type.String({ description: 'At most 256 characters; compared ignoring case' }),
+    value: Type.String({ description: 'At most 256 characters' }),
   },
   {
     description:
-      '`exact` whole value, `contains` part of it, `wildcard` with `*` for any run (`*@example.com`), `regex` ' +
-      'searched for (linear-time engine: no backreferences or lookarounds)',
+      '`exact` whole value, `contains` part of it, `wildcard` with `*` for any run (`*@example.com`), all ignoring ' +
+      'case; `regex` searched for, case-sensitive (linear-time engine: no backreferences, lookarounds or flags)',
   },
 );
 const VerdictsSchema = Type.Array(literals(VERDICT_WORDS), { minItems: 1 });
