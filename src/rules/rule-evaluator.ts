@@ -25,12 +25,10 @@ const MAX_ACCOUNTS = 10_000;
  */
 export class RuleEvaluator {
   readonly #db: Db;
-  readonly #now: () => number;
   readonly #kept = new Map<string, { at: number; rules: Promise<CompiledRule[]> }>();
 
-  constructor(db: Db, now: () => number = Date.now) {
+  constructor(db: Db) {
     this.#db = db;
-    this.#now = now;
   }
 
   async evaluate(accountId: string, facts: MessageFacts): Promise<RuleOutcome> {
@@ -44,7 +42,7 @@ export class RuleEvaluator {
   }
 
   private rulesOf(accountId: string): Promise<CompiledRule[]> {
-    const now = this.#now();
+    const now = Date.now();
     const kept = this.#kept.get(accountId);
     if (kept && now - kept.at < RULES_CACHE_MS) return kept.rules;
     if (this.#kept.size >= MAX_ACCOUNTS) this.#kept.clear();

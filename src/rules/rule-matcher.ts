@@ -77,7 +77,7 @@ const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1
 const valuesOf = (value: string | readonly string[] | undefined): readonly string[] =>
   value === undefined ? [] : typeof value === 'string' ? [value] : value;
 
-/** The header's value or values, read against a pattern. */
+/** Whether any of the values that are present passes `test`. */
 function anyValue(test: (value: string) => boolean, values: readonly (string | null)[]): boolean {
   return values.some((value) => value !== null && test(value));
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { BlocklistService } from '../../rules/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
-import { errorResponses, Pagination, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, Pagination, PaginationQuery } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
 import { BlockedSenderSchema } from '../shared/presenters/rules.ts';
 
@@ -50,7 +50,7 @@ export function blockSender(app: Api, { tags, blocklist }: BlocklistRouteOptions
         description:
           'Mail whose envelope sender or From address matches is stored and flagged (`guard.blocked`), not routed.',
         body: AddressBody,
-        response: { 201: BlockedSenderSchema, 409: errorResponses[400], ...errorResponses },
+        response: { 201: BlockedSenderSchema, 409: ErrorBody, ...errorResponses },
       },
       preValidation: emptyBodyAsObject,
     },
