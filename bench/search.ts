@@ -196,6 +196,7 @@ function generateEmail(
     received_at: receivedAt,
     created_at: receivedAt,
     updated_at: receivedAt,
+    rule_matches_json: null,
   };
 }
 

@@ -15,6 +15,7 @@ import { cleanStopMarker, createIngestService, type IngestService, removeOrphanB
 import { MailService, ThreadsService } from './mail/index.ts';
 import { extractAttachment } from './mime/index.ts';
 import { RoutingService } from './routing/index.ts';
+import { BlocklistService, explainRouting, RuleEvaluator, RulesService } from './rules/index.ts';
 import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
 
@@ -101,6 +102,16 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     },
   });
   const router = new RoutingService({ db, dialect: database.kind, subaddressing: config.subaddressing });
+  const ruleEvaluator = new RuleEvaluator(db);
+  const findEndpoint = (accountId: string, id: string) => endpoints.summary(accountId, id);
+  const rules = new RulesService({ db, clock, findEndpoint, evaluator: ruleEvaluator });
+  const blocklist = new BlocklistService({ db, clock, evaluator: ruleEvaluator });
+  const explainDependencies = {
+    router,
+    evaluator: ruleEvaluator,
+    findEndpoint,
+    findWebhook: async (accountId: string, id: string) => (await webhooks.targets(accountId, [id])).get(id),
+  };
   const ingest = createIngestService({
     database: config.database,
     blobs,
@@ -110,6 +121,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     analysisWorkers: config.smtp.ingestWorkers,
     logger,
     mxHost: config.mxHost,
+    rules: ruleEvaluator,
   });
   const smtp = createSmtpReceiver({
     router,
@@ -169,6 +181,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       deliveries: delivery.service,
       mail,
       threads,
+      rules,
+      blocklist,
+      explainRouting: (accountId, input) => explainRouting(explainDependencies, accountId, input),
       ping: database.ping,
     },
     logger,

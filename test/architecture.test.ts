@@ -24,11 +24,26 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   addresses: ['core', 'db', 'endpoints'],
   routing: ['core', 'config', 'db', 'addresses'],
   search: ['core', 'db'],
-  ingest: ['core', 'config', 'db', 'blobs', 'dns', 'mime', 'routing', 'search', 'endpoints', 'mail', 'delivery'],
+  /** Guard-style rules, the sender blocklist and the routing explain; ingest runs the rules. */
+  rules: ['core', 'db', 'mail', 'routing'],
+  ingest: [
+    'core',
+    'config',
+    'db',
+    'blobs',
+    'dns',
+    'mime',
+    'routing',
+    'rules',
+    'search',
+    'endpoints',
+    'mail',
+    'delivery',
+  ],
   mail: ['core', 'db', 'mime', 'search'],
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
   smtp: ['core', 'routing', 'ingest'],
-  http: ['core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery'],
+  http: ['core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery', 'rules'],
   sandbox: ['accounts', 'domains', 'addresses', 'endpoints'],
 };
 

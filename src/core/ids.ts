@@ -45,7 +45,9 @@ export type IdPrefix =
   | 'att'
   | 'thr'
   | 'msg'
-  | 'seg';
+  | 'seg'
+  | 'rule'
+  | 'blk';
 
 /** A prefixed id whose text sorts by creation time (ULID-like: 10 chars of ms time, 16 random). */
 export function newId(prefix: IdPrefix, now = Date.now()): string {

@@ -174,6 +174,8 @@ export interface EmailsTable {
   received_at: string;
   created_at: string;
   updated_at: string;
+  /** JSON array of the rules and blocklist entries that matched at ingest (see src/rules), or null when none did. */
+  rule_matches_json: string | null;
   /** PostgreSQL only: the search vector, written as tsvector text (see postgresSearchVectors). */
   search_vector?: string | null;
 }
@@ -241,6 +243,34 @@ export interface RoutingVersionTable {
   version: number;
 }
 
+/** A Guard-style rule (src/rules): conditions that must all hold, and one action. */
+export interface RulesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string | null;
+  is_active: Flag;
+  /** Lower runs first. */
+  priority: number;
+  /** The rule's conditions object (see RuleConditions in src/rules). */
+  conditions_json: string;
+  action: 'block' | 'route' | 'tag';
+  /** The endpoint a `route` rule sends the mail to. */
+  action_endpoint_id: string | null;
+  /** The tag a `tag` rule adds. */
+  action_tag: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A blocked sender: an address, or `*@domain` for every address of a domain; lower-cased. */
+export interface BlockedSendersTable {
+  id: string;
+  account_id: string;
+  email_address: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -255,4 +285,6 @@ export interface Database {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   routing_version: RoutingVersionTable;
+  rules: RulesTable;
+  blocked_senders: BlockedSendersTable;
 }

@@ -10,6 +10,7 @@ import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
 import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
+import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
 import { e2Routes } from './e2/routes.ts';
 import { answerClientError, handleError } from './errors.ts';
 import { acceptMultipartBodies } from './multipart-body.ts';
@@ -25,6 +26,10 @@ export interface HttpServices {
   addresses: EmailAddressesService;
   mail: MailService;
   threads: ThreadsService;
+  rules: RulesService;
+  blocklist: BlocklistService;
+  /** A dry run of what SMTP, routing and the account's rules would do with one recipient. */
+  explainRouting(accountId: string, input: ExplainInput): Promise<RoutingExplanation>;
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>;
 }

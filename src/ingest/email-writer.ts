@@ -5,11 +5,15 @@ import { insertDeliveryJob, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { toEmailRow } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
+import type { RuleOutcome } from '../rules/index.ts';
 import { postgresSearchVectors } from '../search/index.ts';
 import type { Analysis } from './analysis.ts';
 import { placeInThread, threadingMessageIds } from './threading.ts';
 
 export type AcceptedRoute = Extract<RouteDecision, { accepted: true }>;
+
+/** An accepted recipient with what the account's rules decided for its copy (see src/rules). */
+export type RuledRoute = AcceptedRoute & { rules: RuleOutcome };
 
 /** Everything ingest knows about one message before the transaction that stores it: its envelope and its analysis. */
 export interface PreparedMessage extends Analysis {
@@ -20,7 +24,7 @@ export interface PreparedMessage extends Analysis {
   mailFrom: string | null;
   helo: string | null;
   clientIp: string | null;
-  recipients: AcceptedRoute[];
+  recipients: RuledRoute[];
   receivedAt: Date;
 }
 
@@ -80,12 +84,17 @@ function retriedCopy(candidates: readonly StoredCopy[], message: PreparedMessage
   );
 }
 
-/** The job target a recipient's route queues for, or null when it routes nowhere or to a target that is off. */
-async function jobTarget(trx: Transaction<Database>, route: AcceptedRoute): Promise<JobTarget | null> {
+/**
+ * The job target a recipient's copy queues for: none when a rule blocked it, the endpoint a rule routed it to, else
+ * its route's target; null as well when that routes nowhere or is switched off.
+ */
+async function jobTarget(trx: Transaction<Database>, route: RuledRoute): Promise<JobTarget | null> {
+  if (route.rules.blocked) return null;
   const target = route.target;
-  if (target.kind === 'endpoint') {
-    const endpointType = await activeEndpointType(trx, route.accountId, target.endpointId);
-    return endpointType ? { targetType: 'endpoint', targetId: target.endpointId, endpointType } : null;
+  const endpointId = route.rules.routeTo ?? (target.kind === 'endpoint' ? target.endpointId : null);
+  if (endpointId) {
+    const endpointType = await activeEndpointType(trx, route.accountId, endpointId);
+    return endpointType ? { targetType: 'endpoint', targetId: endpointId, endpointType } : null;
   }
   if (target.kind === 'webhook') {
     const active = await isActiveWebhook(trx, route.accountId, target.webhookId);
@@ -153,6 +162,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       rawSize: message.rawSize,
       rawSha256: message.contentSha256,
       verdicts: message.verdicts,
+      ruleMatches: route.rules.matches,
       processingMs: Math.max(0, Date.now() - message.receivedAt.getTime()),
       receivedAt: message.receivedAt.toISOString(),
       createdAt: now,

@@ -3,9 +3,10 @@ import type { BlobStore } from '../blobs/index.ts';
 import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import { parseMessage } from '../mime/index.ts';
+import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
 import { type Analysis, contentSha256 } from './analysis.ts';
 import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
-import type { AcceptedRoute, PreparedMessage, WrittenEmail } from './email-writer.ts';
+import type { AcceptedRoute, PreparedMessage, RuledRoute, WrittenEmail } from './email-writer.ts';
 import { isCommitOutcomeUnknown } from './group-committer.ts';
 import { receivedHeader } from './received-header.ts';
 import { createSpamScanner } from './spamd.ts';
@@ -54,6 +55,8 @@ export interface IngestDependencies {
   logger: Logger;
   /** The host name written into Received: and Authentication-Results:. */
   mxHost: string;
+  /** Runs each recipient's account rules and blocklist on the analysed message, before the writer stores it. */
+  rules: Pick<RuleEvaluator, 'evaluate'>;
 }
 
 /** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
@@ -106,6 +109,25 @@ export function createIngestService(deps: IngestDependencies) {
     ]);
     return { parsed, verdicts, contentSha256: contentSha256(message.raw) };
   }
+  /** Each recipient with what its account's rules decided: they see the envelope, the parsed message and verdicts. */
+  function applyRules(message: IncomingMessage, analysis: Analysis): Promise<RuledRoute[]> {
+    const { parsed, verdicts } = analysis;
+    return Promise.all(
+      message.recipients.map(async (route) => {
+        const facts = messageFacts({
+          mailFrom: message.mailFrom,
+          fromAddress: parsed.from?.addresses[0]?.address ?? null,
+          recipient: route.recipient,
+          subject: parsed.subject,
+          headers: parsed.headers,
+          attachmentCount: parsed.attachments.length,
+          verdicts,
+        });
+        return { ...route, rules: await deps.rules.evaluate(route.accountId, facts) };
+      }),
+    );
+  }
+
   const listeners = new Set<CommittedListener>();
 
   let inFlight = 0;
@@ -158,6 +180,13 @@ export function createIngestService(deps: IngestDependencies) {
       await discardBlob(blobKey);
       throw analysis.reason;
     }
+    let recipients: RuledRoute[];
+    try {
+      recipients = await applyRules(message, analysis.value);
+    } catch (error) {
+      await discardBlob(blobKey);
+      throw error;
+    }
     const prepared: PreparedMessage = {
       queueId,
       blobKey,
@@ -165,7 +194,7 @@ export function createIngestService(deps: IngestDependencies) {
       mailFrom: message.mailFrom,
       helo: message.helo,
       clientIp: message.clientIp,
-      recipients: message.recipients,
+      recipients,
       receivedAt: message.receivedAt,
       ...analysis.value,
     };

@@ -18,6 +18,7 @@ export {
   hasEmail,
   htmlToText,
   type NewEmail,
+  type RuleMatch,
   type StoredEmail,
   toEmailRow,
 } from './stored-email.ts';

@@ -7,12 +7,30 @@ export type { AddressList, AttachmentInfo };
 /** The message's own fields, as MIME parsing read them (the Date header is `sentDate` here). */
 type MessageFields = Omit<ParsedMessage, 'date'>;
 
+/**
+ * A rule or blocklist entry that matched an email at ingest, as the email records it. `applied` is false for a
+ * `block` or `route` match that an earlier one (lower priority number) overrode; tags always apply.
+ */
+export interface RuleMatch {
+  ruleId: string;
+  name: string;
+  source: 'rule' | 'blocklist';
+  action: 'block' | 'route' | 'tag';
+  applied: boolean;
+  /** The endpoint a `route` match sends the mail to. */
+  endpointId?: string;
+  /** The tag a `tag` match adds. */
+  tag?: string;
+}
+
 /** A received email as the API families present it (one row per accepted recipient). */
 export interface StoredEmail extends MessageFields {
   id: string;
   accountId: string;
   domainId: string | null;
   recipient: string;
+  /** The envelope sender (MAIL FROM), or null for a null reverse-path. */
+  mailFrom: string | null;
   fromAddress: string | null;
   fromName: string | null;
   sentDate: string | null;
@@ -26,6 +44,8 @@ export interface StoredEmail extends MessageFields {
   isArchived: boolean;
   archivedAt: string | null;
   processingMs: number;
+  /** In the order the rules ran; empty when none matched. */
+  ruleMatches: RuleMatch[];
   receivedAt: string;
   createdAt: string;
   updatedAt: string;
@@ -46,6 +66,7 @@ export interface NewEmail {
   rawSize: number;
   rawSha256: string;
   verdicts: StoredEmail['verdicts'] & { authResults: string | null };
+  ruleMatches: RuleMatch[];
   processingMs: number;
   receivedAt: string;
   createdAt: string;
@@ -126,6 +147,7 @@ export const EMAIL_COLUMNS = [
   'received_at',
   'created_at',
   'updated_at',
+  'rule_matches_json',
 ] as const satisfies ReadonlyArray<keyof EmailsTable>;
 
 export const SUMMARY_COLUMNS = [
@@ -225,6 +247,7 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     accountId: row.account_id,
     domainId: row.domain_id,
     recipient: row.recipient,
+    mailFrom: row.mail_from,
     messageId: row.message_id,
     subject: row.subject,
     fromAddress: row.from_address,
@@ -254,6 +277,7 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     isArchived: fromFlag(row.is_archived),
     archivedAt: row.archived_at,
     processingMs: Number(row.processing_ms),
+    ruleMatches: fromJson(row.rule_matches_json, []),
     receivedAt: row.received_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -314,6 +338,7 @@ export function toEmailRow(email: NewEmail): EmailsTable {
     received_at: email.receivedAt,
     created_at: email.createdAt,
     updated_at: email.createdAt,
+    rule_matches_json: email.ruleMatches.length > 0 ? JSON.stringify(email.ruleMatches) : null,
   };
 }
 

@@ -1,2 +1,3 @@
+export { rcptRejection } from './rcpt-rejection.ts';
 export type { RecipientRouter, RejectReason, RouteDecision, RouteTarget } from './route-decision.ts';
 export { RoutingService } from './routing-service.ts';

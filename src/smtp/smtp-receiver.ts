@@ -2,7 +2,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
-import type { RecipientRouter } from '../routing/index.ts';
+import { type RecipientRouter, rcptRejection } from '../routing/index.ts';
 import { SharedBlocks } from './shared-blocks.ts';
 
 export interface SmtpReceiverOptions {
@@ -125,8 +125,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       routes.set(address, decision);
       return null;
     }
-    if (decision.reason === 'unknown_domain') return smtpError(550, '5.7.1 Relaying denied');
-    return smtpError(550, `5.1.1 <${address.address}>: Recipient address rejected: User unknown`);
+    const rejection = rcptRejection(decision.reason, address.address);
+    return smtpError(rejection.code, rejection.message);
   }
 
   /**

@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
+import { blockSender, listBlockedSenders, unblockSender } from './blocklist.ts';
 import { listEmails, readEmail, replyToEmail, retryEmail } from './emails.ts';
+import { checkRule, createRule, deleteRule, generateRule, listRules, readRule, updateRule } from './guard.ts';
 import { listThreads, readThread } from './threads.ts';
 
 /**
@@ -10,7 +12,7 @@ import { listThreads, readThread } from './threads.ts';
  * received mail and threads. It has no delivery log and no legacy webhooks.
  */
 export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
-  const { accounts, deliveries, mail, threads } = services;
+  const { accounts, deliveries, mail, threads, rules, blocklist } = services;
   requireApiKey(api, accounts);
   sharedRoutes(api, services, { tagPrefix: 'e2', catchAllMethod: 'PATCH', domainMeta: false });
   listEmails(api, { tags: ['e2 emails'], mail });
@@ -19,4 +21,14 @@ export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   retryEmail(api, { tags: ['e2 deliveries'], deliveries });
   listThreads(api, { tags: ['e2 mail'], threads });
   readThread(api, { tags: ['e2 mail'], threads });
+  listRules(api, { tags: ['e2 guard'], rules });
+  createRule(api, { tags: ['e2 guard'], rules });
+  generateRule(api, { tags: ['e2 guard'] });
+  readRule(api, { tags: ['e2 guard'], rules });
+  updateRule(api, { tags: ['e2 guard'], rules });
+  deleteRule(api, { tags: ['e2 guard'], rules });
+  checkRule(api, { tags: ['e2 guard'], rules });
+  listBlockedSenders(api, { tags: ['e2 blocklist'], blocklist });
+  blockSender(api, { tags: ['e2 blocklist'], blocklist });
+  unblockSender(api, { tags: ['e2 blocklist'], blocklist });
 };

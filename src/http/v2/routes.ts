@@ -4,6 +4,7 @@ import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
+import { explainRouting } from './routing-explain.ts';
 import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook } from './webhooks.ts';
 
 /**
@@ -30,4 +31,5 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   listDeliveries(api, { tags: ['v2 deliveries'], deliveries });
   readDelivery(api, { tags: ['v2 deliveries'], deliveries });
   replayDeliveries(api, { tags: ['v2 deliveries'], deliveries });
+  explainRouting(api, { tags: ['v2 routing'], explainRouting: services.explainRouting });
 };

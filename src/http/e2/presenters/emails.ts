@@ -9,6 +9,7 @@ import {
   REPLY_PLACEHOLDER_MESSAGE,
   subjectOf,
 } from '../../shared/presenters/received-mail.ts';
+import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
 
 /** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
 
@@ -62,7 +63,8 @@ export const E2EmailSchema = Type.Object({
   thread_id: Nullable(Type.String()),
   thread_position: Nullable(Type.Integer()),
   headers: Type.Record(Type.String(), Type.Unknown()),
-  tags: Type.Array(Type.Unknown()),
+  tags: Type.Array(Type.String(), { description: 'Added by tag rules at ingest' }),
+  guard: GuardSchema,
 });
 
 export const E2ReplyPlaceholderSchema = Type.Object({
@@ -138,7 +140,8 @@ export function presentE2Email(email: StoredEmail) {
     thread_id: email.threadId,
     thread_position: email.threadPosition,
     headers: email.headers,
-    tags: [],
+    tags: tagsOf(email),
+    guard: presentGuard(email),
   };
 }
 

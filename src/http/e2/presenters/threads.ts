@@ -3,6 +3,7 @@ import type { StoredEmail, ThreadSummary } from '../../../mail/index.ts';
 import { sanitizeEmailHtml } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
+import { tagsOf } from '../../shared/presenters/rules.ts';
 import { addressesOf, senderText } from './emails.ts';
 
 /** Threads (conversations) in the e2 family's snake_case shapes. Every message is inbound: Mailroom sends nothing. */
@@ -71,7 +72,7 @@ export const ThreadDetailSchema = Type.Object({
       in_reply_to: Nullable(Type.String()),
       references: Type.Array(Type.String()),
       headers: Type.Record(Type.String(), Type.Unknown()),
-      tags: Type.Array(Type.Unknown()),
+      tags: Type.Array(Type.String(), { description: 'Added by tag rules at ingest' }),
     }),
   ),
   total_count: Type.Integer(),
@@ -137,7 +138,7 @@ export function presentThreadMessageE2(email: StoredEmail, index: number) {
     in_reply_to: email.inReplyTo,
     references: email.references,
     headers: email.headers,
-    tags: [],
+    tags: tagsOf(email),
   };
 }
 

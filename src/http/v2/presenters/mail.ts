@@ -9,6 +9,7 @@ import {
   REPLY_PLACEHOLDER_MESSAGE,
   subjectOf,
 } from '../../shared/presenters/received-mail.ts';
+import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
 
 /** Received mail as the v2 family shows it (camelCase). */
 
@@ -106,6 +107,10 @@ export const MailDetailSchema = Type.Object({
     spam: Type.String(),
     virus: Type.String(),
   }),
+  guard: Type.Object(
+    { ...GuardSchema.properties, tags: Type.Array(Type.String()) },
+    { description: 'What the rules and the blocklist did at ingest' },
+  ),
   processing: Type.Object({
     processingTimeMs: Type.Integer(),
     timestamp: DateTime,
@@ -252,6 +257,7 @@ export function presentMailDetail({ email, rawContent, rawFetchError, location }
       spam: email.verdicts.spam,
       virus: email.verdicts.virus,
     },
+    guard: { ...presentGuard(email), tags: tagsOf(email) },
     processing: {
       processingTimeMs: email.processingMs,
       timestamp: email.createdAt,

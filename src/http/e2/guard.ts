@@ -1,0 +1,147 @@
+import { Type } from 'typebox';
+import type { RulesService } from '../../rules/index.ts';
+import { emptyBodyAsObject } from '../empty-body.ts';
+import { pageInfo, pagination } from '../pagination.ts';
+import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import type { Api, Tags } from '../shared/api.ts';
+import {
+  presentRule,
+  RuleActionSchema,
+  RuleCheckSchema,
+  RuleConditionsSchema,
+  RuleSchema,
+} from '../shared/presenters/rules.ts';
+
+/** e2 `/guard`: Guard-style rules with explicit conditions, run at ingest in priority order (see src/rules). */
+
+interface GuardRouteOptions {
+  tags: Tags;
+  rules: RulesService;
+}
+
+const ruleFields = {
+  name: Type.Optional(Type.String()),
+  description: Type.Optional(Type.Union([Type.Null(), Type.String()])),
+  isActive: Type.Optional(Type.Boolean()),
+  priority: Type.Optional(Type.Integer({ description: '0 to 1000000, lower runs first; default 100' })),
+  conditions: Type.Optional(RuleConditionsSchema),
+  action: Type.Optional(RuleActionSchema),
+};
+
+export function listRules(app: Api, { tags, rules }: GuardRouteOptions) {
+  app.get(
+    '/guard',
+    {
+      schema: {
+        tags,
+        summary: 'List rules',
+        description: 'In the order they run: by priority, then by creation.',
+        querystring: Type.Object(PaginationQuery),
+        response: { 200: Type.Object({ data: Type.Array(RuleSchema), pagination: Pagination }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const page = pagination(request.query);
+      const { rules: rows, total } = await rules.list(request.account.id, page);
+      return { data: rows.map(presentRule), pagination: pageInfo(page, total, rows.length) };
+    },
+  );
+}
+
+export function createRule(app: Api, { tags, rules }: GuardRouteOptions) {
+  app.post(
+    '/guard',
+    {
+      schema: {
+        tags,
+        summary: 'Create a rule',
+        description:
+          '`name`, `conditions` (at least one) and `action` are required. Matches combine in priority order: the ' +
+          'first block or route decides where the email goes (later ones are recorded, not applied); tags accumulate.',
+        body: Type.Object(ruleFields),
+        response: { 201: RuleSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request, reply) => reply.code(201).send(presentRule(await rules.create(request.account.id, request.body))),
+  );
+}
+
+export function readRule(app: Api, { tags, rules }: GuardRouteOptions) {
+  app.get(
+    '/guard/:id',
+    { schema: { tags, summary: 'Read a rule', params: IdParams, response: { 200: RuleSchema, ...errorResponses } } },
+    async (request) => presentRule(await rules.get(request.account.id, request.params.id)),
+  );
+}
+
+export function updateRule(app: Api, { tags, rules }: GuardRouteOptions) {
+  app.put(
+    '/guard/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a rule',
+        description: 'Only the fields sent change; `conditions` and `action` are replaced whole.',
+        params: IdParams,
+        body: Type.Object(ruleFields),
+        response: { 200: RuleSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request) => presentRule(await rules.update(request.account.id, request.params.id, request.body)),
+  );
+}
+
+export function deleteRule(app: Api, { tags, rules }: GuardRouteOptions) {
+  app.delete(
+    '/guard/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a rule',
+        description: 'Emails it matched keep their recorded matches.',
+        params: IdParams,
+        response: { 200: Type.Object({ success: Type.Literal(true), id: Type.String() }), ...errorResponses },
+      },
+    },
+    async (request) => ({ success: true as const, ...(await rules.remove(request.account.id, request.params.id)) }),
+  );
+}
+
+export function checkRule(app: Api, { tags, rules }: GuardRouteOptions) {
+  app.post(
+    '/guard/:id/check',
+    {
+      schema: {
+        tags,
+        summary: 'Check a rule against a stored email',
+        description: 'Whether each of its conditions holds for the email (active or not); nothing changes.',
+        params: IdParams,
+        body: Type.Object({ emailId: Type.Optional(Type.String()) }),
+        response: { 200: RuleCheckSchema, ...errorResponses },
+      },
+      preValidation: emptyBodyAsObject,
+    },
+    async (request) => rules.check(request.account.id, request.params.id, request.body.emailId),
+  );
+}
+
+/** Inbound writes rules from a prompt with a language model; Mailroom keeps rules explicit. */
+const GENERATE_NOT_SUPPORTED = 'Generating rules from a prompt is not supported: create the rule with its conditions';
+
+export function generateRule(app: Api, { tags }: { tags: Tags }) {
+  app.post(
+    '/guard/generate',
+    {
+      schema: {
+        tags,
+        summary: 'Generate a rule from a prompt (not supported)',
+        description: 'Always 501 with `x-should-retry: false`.',
+        response: { 501: ErrorBody, ...errorResponses },
+      },
+    },
+    async (_request, reply) =>
+      reply.code(501).header('x-should-retry', 'false').send({ error: GENERATE_NOT_SUPPORTED }),
+  );
+}

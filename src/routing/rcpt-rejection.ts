@@ -1,0 +1,10 @@
+import type { RejectReason } from './route-decision.ts';
+
+/**
+ * The SMTP reply that refuses a recipient, used by the SMTP edge and by the routing explain: a domain Mailroom does
+ * not serve is a relay attempt (5.7.1), anything else an unknown user (5.1.1).
+ */
+export function rcptRejection(reason: RejectReason, address: string): { code: 550; message: string } {
+  if (reason === 'unknown_domain') return { code: 550, message: '5.7.1 Relaying denied' };
+  return { code: 550, message: `5.1.1 <${address}>: Recipient address rejected: User unknown` };
+}

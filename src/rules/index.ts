@@ -1,0 +1,13 @@
+export { type BlockedSender, BlocklistService } from './blocklist-service.ts';
+export { type ExplainInput, explainRouting, type RoutingExplanation } from './routing-explain.ts';
+export { RULES_CACHE_MS, RuleEvaluator } from './rule-evaluator.ts';
+export { type ConditionResult, type MessageFacts, messageFacts, type RuleOutcome } from './rule-matcher.ts';
+export {
+  CONDITION_NAMES,
+  type Rule,
+  type RuleAction,
+  type RuleConditions,
+  VERDICT_WORDS,
+} from './rule-model.ts';
+export { type RuleCheck, type RuleInput, RulesService } from './rules-service.ts';
+export { TEXT_OPERATORS } from './text-pattern.ts';

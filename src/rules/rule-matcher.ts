@@ -1,0 +1,189 @@
+import type { RuleMatch } from '../mail/index.ts';
+import { CONDITION_NAMES, type ConditionName, type Rule, type RuleConditions, type VerdictWord } from './rule-model.ts';
+import { compilePattern, type TextPattern } from './text-pattern.ts';
+
+/** What rules look at in one message for one recipient. */
+export interface MessageFacts {
+  /** The envelope sender (MAIL FROM), lower-cased; null for a null reverse-path or when not given. */
+  mailFrom: string | null;
+  /** The From header's address, lower-cased. */
+  fromAddress: string | null;
+  recipient: string;
+  subject: string | null;
+  /** Lower-case header name to its value or values. */
+  headers: Readonly<Record<string, string | readonly string[]>>;
+  /** Null when not known (a dry run): a hasAttachment condition then does not hold either way. */
+  hasAttachment: boolean | null;
+  /** The verdicts in lower case; null when they are not known (a dry run), and verdict conditions then do not hold. */
+  verdicts: { spf: string; dkim: string; dmarc: string } | null;
+}
+
+/** The facts of a received message, from its envelope, its parsed headers and its (upper-case) verdicts. */
+export function messageFacts(message: {
+  mailFrom: string | null;
+  fromAddress: string | null;
+  recipient: string;
+  subject: string | null;
+  headers: Readonly<Record<string, string | readonly string[]>>;
+  attachmentCount: number;
+  verdicts: { spf: string; dkim: string; dmarc: string };
+}): MessageFacts {
+  return {
+    mailFrom: message.mailFrom?.toLowerCase() || null,
+    fromAddress: message.fromAddress?.toLowerCase() || null,
+    recipient: message.recipient,
+    subject: message.subject,
+    headers: message.headers,
+    hasAttachment: message.attachmentCount > 0,
+    verdicts: {
+      spf: message.verdicts.spf.toLowerCase(),
+      dkim: message.verdicts.dkim.toLowerCase(),
+      dmarc: message.verdicts.dmarc.toLowerCase(),
+    },
+  };
+}
+
+export interface ConditionResult {
+  condition: ConditionName;
+  matched: boolean;
+}
+
+/** A rule ready to run: its conditions compiled once. */
+export interface CompiledRule {
+  rule: Pick<Rule, 'id' | 'name' | 'action'>;
+  source: RuleMatch['source'];
+  check(facts: MessageFacts): ConditionResult[];
+}
+
+/** Everything rules decided for one recipient's copy of a message. */
+export interface RuleOutcome {
+  /** Every rule that matched, in the order they ran. */
+  matches: RuleMatch[];
+  blocked: boolean;
+  /** The endpoint a route match sends the copy to instead of its address's target. */
+  routeTo: string | null;
+  tags: string[];
+}
+
+export const NO_RULES_MATCHED: RuleOutcome = Object.freeze({
+  matches: [],
+  blocked: false,
+  routeTo: null,
+  tags: [],
+});
+
+const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1);
+
+const valuesOf = (value: string | readonly string[] | undefined): readonly string[] =>
+  value === undefined ? [] : typeof value === 'string' ? [value] : value;
+
+/** Whether any of the values that are present passes `test`. */
+function anyValue(test: (value: string) => boolean, values: readonly (string | null)[]): boolean {
+  return values.some((value) => value !== null && test(value));
+}
+
+type ConditionCheck = (facts: MessageFacts) => boolean;
+
+function textCheck(field: string, pattern: TextPattern, pick: (facts: MessageFacts) => (string | null)[]) {
+  const test = compilePattern(field, pattern);
+  return (facts: MessageFacts) => anyValue(test, pick(facts));
+}
+
+function verdictCheck(field: 'spf' | 'dkim' | 'dmarc', words: readonly VerdictWord[]): ConditionCheck {
+  return (facts) => facts.verdicts !== null && words.includes(facts.verdicts[field] as VerdictWord);
+}
+
+/** One predicate per condition the rule has, in CONDITION_NAMES order. */
+function compileConditions(conditions: RuleConditions): Array<[ConditionName, ConditionCheck]> {
+  const checks: Partial<Record<ConditionName, ConditionCheck>> = {
+    sender: conditions.sender && textCheck('sender', conditions.sender, (facts) => [facts.mailFrom, facts.fromAddress]),
+    senderDomain:
+      conditions.senderDomain &&
+      textCheck('senderDomain', conditions.senderDomain, (facts) =>
+        [facts.mailFrom, facts.fromAddress].map((address) => address && domainOf(address)),
+      ),
+    recipient: conditions.recipient && textCheck('recipient', conditions.recipient, (facts) => [facts.recipient]),
+    subject: conditions.subject && textCheck('subject', conditions.subject, (facts) => [facts.subject]),
+    headers:
+      conditions.headers &&
+      ((headers) => {
+        const each = headers.map((header) => {
+          const test = compilePattern('headers', header.value);
+          return (facts: MessageFacts) => valuesOf(facts.headers[header.name]).some(test);
+        });
+        return (facts: MessageFacts) => each.every((check) => check(facts));
+      })(conditions.headers),
+    hasAttachment:
+      conditions.hasAttachment === undefined
+        ? undefined
+        : (facts) => facts.hasAttachment !== null && facts.hasAttachment === conditions.hasAttachment,
+    spf: conditions.spf && verdictCheck('spf', conditions.spf),
+    dkim: conditions.dkim && verdictCheck('dkim', conditions.dkim),
+    dmarc: conditions.dmarc && verdictCheck('dmarc', conditions.dmarc),
+  };
+  return CONDITION_NAMES.flatMap((name) => {
+    const check = checks[name];
+    return check ? [[name, check] as [ConditionName, ConditionCheck]] : [];
+  });
+}
+
+export function compileRule(
+  rule: Pick<Rule, 'id' | 'name' | 'action' | 'conditions'>,
+  source: RuleMatch['source'] = 'rule',
+): CompiledRule {
+  const conditions = compileConditions(rule.conditions);
+  return {
+    rule: { id: rule.id, name: rule.name, action: rule.action },
+    source,
+    check: (facts) => conditions.map(([condition, check]) => ({ condition, matched: check(facts) })),
+  };
+}
+
+/**
+ * A blocklist entry as a rule named by its address: an address, or `*@domain`, matched against the senders like a
+ * `sender` condition.
+ */
+export function blocklistRule(entry: { id: string; emailAddress: string }): CompiledRule {
+  const operator = entry.emailAddress.includes('*') ? 'wildcard' : 'exact';
+  return compileRule(
+    {
+      id: entry.id,
+      name: entry.emailAddress,
+      action: { type: 'block' },
+      conditions: { sender: { operator, value: entry.emailAddress } },
+    },
+    'blocklist',
+  );
+}
+
+/**
+ * Runs `rules` in order (the blocklist first, then rules by priority) and combines what matched: the first `block`
+ * or `route` match decides where the copy goes and later ones are recorded as not applied; every `tag` match adds
+ * its tag.
+ */
+export function evaluateRules(rules: readonly CompiledRule[], facts: MessageFacts): RuleOutcome {
+  const matches: RuleMatch[] = [];
+  let decided: RuleMatch | undefined;
+  const tags: string[] = [];
+  for (const compiled of rules) {
+    if (!compiled.check(facts).every((result) => result.matched)) continue;
+    const { id, name, action } = compiled.rule;
+    const match: RuleMatch = { ruleId: id, name, source: compiled.source, action: action.type, applied: true };
+    if (action.type === 'tag') {
+      match.tag = action.tag;
+      if (!tags.includes(action.tag)) tags.push(action.tag);
+    } else {
+      if (action.type === 'route') match.endpointId = action.endpointId;
+      if (decided) match.applied = false;
+      else decided = match;
+    }
+    matches.push(match);
+  }
+  if (matches.length === 0) return NO_RULES_MATCHED;
+  return {
+    matches,
+    blocked: decided?.action === 'block',
+    routeTo: decided?.action === 'route' ? decided.endpointId! : null,
+    tags,
+  };
+}
