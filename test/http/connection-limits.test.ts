@@ -15,7 +15,8 @@ async function openConnection(baseUrl: string) {
     received += chunk;
   });
   socket.on('error', () => {});
-  const closed = once(socket, 'close').then(() => received);
+  // Not events.once: it rejects on 'error', and a byte written after the server's close draws a reset.
+  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(received)));
   await once(socket, 'connect');
   return {
     socket,
@@ -39,7 +40,8 @@ async function openConnection(baseUrl: string) {
  */
 async function trickleUntilClosed(connection: Awaited<ReturnType<typeof openConnection>>, text: string) {
   for (const byte of text) {
-    if (connection.isClosed()) return connection.closed;
+    // Once the 408 is in, another byte would only draw a reset that can discard unread data.
+    if (connection.isClosed() || connection.received().startsWith('HTTP/1.1 408')) return connection.closed;
     connection.socket.write(byte);
     await sleep(250);
   }
