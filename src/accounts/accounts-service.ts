@@ -161,7 +161,10 @@ export class AccountsService {
     });
   }
 
-  /** Makes sure `key` is a valid key of the named account (used for MAILROOM_API_KEY). Idempotent. */
+  /**
+   * Makes sure `key` is a key of the named account (used for MAILROOM_API_KEY). Idempotent; a revoked key stays
+   * revoked, so restarting with it does not undo the revocation.
+   */
   async ensureKey(accountName: string, key: string): Promise<Account> {
     const account = await this.findOrCreate(accountName);
     const existing = await this.db

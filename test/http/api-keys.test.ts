@@ -155,6 +155,32 @@ describe('API keys over /api/v2/keys', () => {
     );
   });
 
+  test('a revoked MAILROOM_API_KEY stays revoked when the server restarts with it', async () => {
+    const configuredKey = `mr_test_${randomBytes(16).toString('hex')}`;
+    const installation = await createInstallation({ MAILROOM_API_KEY: configuredKey, DNS_SERVERS: '127.0.0.1:9' });
+    try {
+      const first = await startServerProcess(installation.env);
+      const configured = apiClient(first.httpUrl, configuredKey);
+      const replacement = (await configured.post('/api/v2/keys')).body;
+      const [configuredRow] = (await configured.get('/api/v2/keys')).body.data;
+      assert.equal((await configured.delete(`/api/v2/keys/${configuredRow.id}`)).status, 200);
+      assert.equal(await first.stop(), 0);
+
+      const second = await startServerProcess(installation.env);
+      try {
+        assert.deepEqual(
+          (await apiClient(second.httpUrl, configuredKey).get('/api/v2/domains')).body,
+          UNAUTHORIZED_UNKNOWN,
+        );
+        assert.equal((await apiClient(second.httpUrl, replacement.key).get('/api/v2/domains')).status, 200);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('a key revoked through one process is refused at once by another on the same PostgreSQL', {
     skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
   }, async () => {
