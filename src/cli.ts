@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { AccountsService, DEFAULT_ACCOUNT } from './accounts/index.ts';
+import { AccountsService, type ApiKey, DEFAULT_ACCOUNT } from './accounts/index.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
-import { AppError, systemClock } from './core/index.ts';
+import { AppError, NotFound, systemClock } from './core/index.ts';
 import { migrateToLatest, openDatabase } from './db/index.ts';
 import { serve, serveSandbox } from './main.ts';
 
@@ -12,6 +12,9 @@ const USAGE = `Usage: mailroom <command>
                                           and an address ready to receive (SQLite, no DNS to set up)
   migrate                                 apply pending database migrations
   keys create [--account NAME]            print a new API key (account "${DEFAULT_ACCOUNT}" by default)
+  keys list [--account NAME]              list API keys: id, prefix, account, created, last used, revoked
+  keys revoke ID                          revoke a key at once (an account's last active key cannot be)
+  keys rotate ID                          print a new key for the account of key ID and revoke key ID
   accounts set-limit NAME <N|unlimited>   cap how many domains the account may add
 `;
 
@@ -24,6 +27,23 @@ async function withAccounts<T>(run: (accounts: AccountsService) => Promise<T>): 
   } finally {
     await database.close();
   }
+}
+
+/** The keys as a table with a header row, columns padded to their widest cell. */
+function keyTable(keys: ApiKey[]): string {
+  const rows = [
+    ['ID', 'PREFIX', 'ACCOUNT', 'CREATED', 'LAST USED', 'REVOKED'],
+    ...keys.map((k) => [k.id, k.prefix, k.accountName, k.createdAt, k.lastUsedAt ?? '-', k.revokedAt ?? '-']),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -52,6 +72,31 @@ async function main(argv: string[]): Promise<number> {
     const issued = await withAccounts((accounts) => accounts.createKey(values.account));
     process.stdout.write(`${issued.key}\n`);
     process.stderr.write(`New API key for account "${issued.accountName}". It is shown only once.\n`);
+    return 0;
+  }
+  if (command === 'keys' && subcommand === 'list') {
+    const { values } = parseArgs({ args: rest, options: { account: { type: 'string' } } });
+    const keys = await withAccounts(async (accounts) => {
+      if (values.account === undefined) return accounts.listKeys(null);
+      const account = await accounts.findByName(values.account);
+      if (!account) throw new NotFound(`No account named ${values.account}`);
+      return accounts.listKeys(account.id);
+    });
+    process.stdout.write(`${keyTable(keys)}\n`);
+    return 0;
+  }
+  if (command === 'keys' && subcommand === 'revoke' && rest.length === 1) {
+    const key = await withAccounts((accounts) => accounts.revokeKey(null, rest[0]!));
+    process.stdout.write(`Revoked key ${key.id} (${key.prefix}) of account "${key.accountName}" at ${key.revokedAt}\n`);
+    return 0;
+  }
+  if (command === 'keys' && subcommand === 'rotate' && rest.length === 1) {
+    const { issued, revoked } = await withAccounts((accounts) => accounts.rotateKey(rest[0]!));
+    process.stdout.write(`${issued.key}\n`);
+    process.stderr.write(
+      `New API key ${issued.id} for account "${issued.accountName}". It is shown only once. ` +
+        `Key ${revoked.id} (${revoked.prefix}) is revoked.\n`,
+    );
     return 0;
   }
   if (command === 'accounts' && subcommand === 'set-limit' && rest.length === 2) {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type Clock, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
+import type { ApiKeysTable, Db } from '../db/index.ts';
 
 export interface Account {
   id: string;
@@ -8,13 +8,24 @@ export interface Account {
   domainLimit: number | null;
 }
 
-export interface IssuedKey {
+/** What is known of an API key; the key itself is never stored, only its hash. */
+export interface ApiKey {
+  id: string;
   accountId: string;
   accountName: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface IssuedKey extends ApiKey {
   /** The full key. It is shown once and never stored. */
   key: string;
-  prefix: string;
 }
+
+/** A key's last use is written when the stored one is older than this, not on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 const KEY_PREFIX = 'mr_';
 const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
@@ -90,13 +101,70 @@ export class AccountsService {
 
   /** Issues a new key for the named account, creating the account if needed. */
   async createKey(accountName: string): Promise<IssuedKey> {
-    const account = await this.findOrCreate(accountName);
-    const { key, prefix } = generateKey();
-    await this.storeKey(account.id, key, prefix);
-    return { accountId: account.id, accountName: account.name, key, prefix };
+    return this.issueKey(await this.findOrCreate(accountName));
   }
 
-  /** Makes sure `key` is a valid key of the named account (used for MAILROOM_API_KEY). Idempotent. */
+  /** Issues a new key for an existing account. */
+  async issueKey(account: Pick<Account, 'id' | 'name'>, db: Db = this.db): Promise<IssuedKey> {
+    const { key, prefix } = generateKey();
+    const row = await this.storeKey(db, account.id, key, prefix);
+    return { ...presentKey({ ...row, account_name: account.name }), key };
+  }
+
+  /** The keys of one account, or of every account when `accountId` is null (the operator's CLI), oldest first. */
+  async listKeys(accountId: string | null): Promise<ApiKey[]> {
+    let query = this.selectKeys(this.db);
+    if (accountId !== null) query = query.where('api_keys.account_id', '=', accountId);
+    const rows = await query.orderBy('api_keys.created_at').orderBy('api_keys.id').execute();
+    return rows.map(presentKey);
+  }
+
+  /**
+   * Revokes a key of the given account (any account when null); it is refused from the next request on, in every
+   * process, since authentication reads the key's row each time. Revoking a revoked key changes nothing. The last
+   * active key of an account cannot be revoked, so an account is never locked out of the API: rotate it instead.
+   */
+  async revokeKey(accountId: string | null, keyId: string): Promise<ApiKey> {
+    return this.db.transaction().execute(async (trx) => {
+      const key = await this.findKey(trx, accountId, keyId);
+      if (key.revokedAt) return key;
+      // Writing the account row first serialises concurrent revocations for one account, so two requests cannot
+      // each revoke one of its last two keys.
+      await trx.updateTable('accounts').set({ name: key.accountName }).where('id', '=', key.accountId).execute();
+      const others = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', key.accountId)
+        .where('revoked_at', 'is', null)
+        .where('id', '<>', key.id)
+        .executeTakeFirstOrThrow();
+      if (Number(others.n) === 0) {
+        throw new Conflict(
+          'Cannot revoke the last active API key of an account: create another key first, or rotate it',
+        );
+      }
+      const revokedAt = isoNow(this.clock);
+      await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', key.id).execute();
+      return { ...key, revokedAt };
+    });
+  }
+
+  /** Issues a new key for the account of the given key and revokes that key, in one transaction. */
+  async rotateKey(keyId: string): Promise<{ issued: IssuedKey; revoked: ApiKey }> {
+    return this.db.transaction().execute(async (trx) => {
+      const old = await this.findKey(trx, null, keyId);
+      if (old.revokedAt) throw new Conflict(`API key ${old.id} is already revoked`);
+      const issued = await this.issueKey({ id: old.accountId, name: old.accountName }, trx);
+      const revokedAt = isoNow(this.clock);
+      await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', old.id).execute();
+      return { issued, revoked: { ...old, revokedAt } };
+    });
+  }
+
+  /**
+   * Makes sure `key` is a key of the named account (used for MAILROOM_API_KEY). Idempotent; a revoked key stays
+   * revoked, so restarting with it does not undo the revocation.
+   */
   async ensureKey(accountName: string, key: string): Promise<Account> {
     const account = await this.findOrCreate(accountName);
     const existing = await this.db
@@ -107,19 +175,31 @@ export class AccountsService {
     if (existing && existing.account_id !== account.id) {
       throw new Invalid('That API key already belongs to another account');
     }
-    if (!existing) await this.storeKey(account.id, key, key.slice(0, KEY_PREFIX.length + 8));
+    if (!existing) await this.storeKey(this.db, account.id, key, key.slice(0, KEY_PREFIX.length + 8));
     return account;
   }
 
-  /** The account a presented key belongs to, or undefined for an unknown key. */
+  /**
+   * The account a presented key belongs to, or undefined for an unknown or revoked key. Nothing is cached: each call
+   * reads the key's row, so a revocation by any process on the same database applies to the next request.
+   */
   async authenticate(key: string): Promise<Account | undefined> {
     const row = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['accounts.id', 'accounts.name', 'accounts.domain_limit'])
+      .select([
+        'api_keys.id as key_id',
+        'api_keys.last_used_at',
+        'accounts.id',
+        'accounts.name',
+        'accounts.domain_limit',
+      ])
       .where('api_keys.key_hash', '=', hashKey(key))
+      .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
-    return row && { id: row.id, name: row.name, domainLimit: row.domain_limit };
+    if (!row) return undefined;
+    await this.noteUse(row.key_id, row.last_used_at);
+    return { id: row.id, name: row.name, domainLimit: row.domain_limit };
   }
 
   /** Sets the account's domain limit; null means unlimited. */
@@ -133,17 +213,69 @@ export class AccountsService {
     return { ...account, domainLimit: limit };
   }
 
-  private async storeKey(accountId: string, key: string, prefix: string): Promise<void> {
+  /** Records a key's use when the stored time is older than the resolution; the condition holds across processes. */
+  private async noteUse(keyId: string, lastUsedAt: string | null): Promise<void> {
+    const now = this.clock.now();
+    const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString();
+    if (lastUsedAt !== null && lastUsedAt >= staleBefore) return;
     await this.db
-      .insertInto('api_keys')
-      .values({
-        id: newId('key'),
-        account_id: accountId,
-        prefix,
-        key_hash: hashKey(key),
-        created_at: isoNow(this.clock),
-        last_used_at: null,
-      })
+      .updateTable('api_keys')
+      .set({ last_used_at: now.toISOString() })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]))
       .execute();
   }
+
+  private selectKeys(db: Db) {
+    return db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select([
+        'api_keys.id',
+        'api_keys.account_id',
+        'accounts.name as account_name',
+        'api_keys.prefix',
+        'api_keys.created_at',
+        'api_keys.last_used_at',
+        'api_keys.revoked_at',
+      ]);
+  }
+
+  private async findKey(db: Db, accountId: string | null, keyId: string): Promise<ApiKey> {
+    let query = this.selectKeys(db).where('api_keys.id', '=', keyId);
+    if (accountId !== null) query = query.where('api_keys.account_id', '=', accountId);
+    const row = await query.executeTakeFirst();
+    if (!row) throw new NotFound('API key not found');
+    return presentKey(row);
+  }
+
+  private async storeKey(db: Db, accountId: string, key: string, prefix: string): Promise<ApiKeysTable> {
+    const row: ApiKeysTable = {
+      id: newId('key'),
+      account_id: accountId,
+      prefix,
+      key_hash: hashKey(key),
+      created_at: isoNow(this.clock),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await db.insertInto('api_keys').values(row).execute();
+    return row;
+  }
+}
+
+function presentKey(
+  row: Pick<ApiKeysTable, 'id' | 'account_id' | 'prefix' | 'created_at' | 'last_used_at' | 'revoked_at'> & {
+    account_name: string;
+  },
+): ApiKey {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    accountName: row.account_name,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
 }

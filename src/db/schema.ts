@@ -19,7 +19,9 @@ export interface ApiKeysTable {
   prefix: string;
   key_hash: string;
   created_at: string;
+  /** Written at most once a minute per key, so authentication does not write on every request. */
   last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 export interface DomainsTable {

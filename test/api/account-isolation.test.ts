@@ -78,7 +78,10 @@ describe("account B and account A's resources", () => {
   test('401 Unauthorized without a key or with a wrong one, on every route of these resources', async () => {
     const anonymous = apiClient(server.baseUrl);
     const wrong = apiClient(server.baseUrl, 'mr_wrong_key_0000000000000000');
-    for (const client of [anonymous, wrong]) {
+    for (const [client, detail] of [
+      [anonymous, 'Missing Authorization header: send Authorization: Bearer <key>'],
+      [wrong, 'Unknown or revoked API key'],
+    ] as const) {
       for (const [family, resource] of [
         ['e2', 'endpoints'],
         ['v2', 'endpoints'],
@@ -94,7 +97,7 @@ describe("account B and account A's resources", () => {
           await client.delete(`/api/${family}/${resource}/some-id`),
         ]) {
           assert.equal(response.status, 401);
-          assert.deepEqual(response.body, { error: 'Unauthorized' });
+          assert.deepEqual(response.body, { error: 'Unauthorized', detail });
         }
       }
     }

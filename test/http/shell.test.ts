@@ -17,14 +17,17 @@ describe('authentication', () => {
     test(`/api/${family}: 401 Unauthorized without a key`, async () => {
       const response = await apiClient(server.baseUrl).get(`/api/${family}/domains`);
       assert.equal(response.status, 401);
-      assert.deepEqual(response.body, { error: 'Unauthorized' });
+      assert.deepEqual(response.body, {
+        error: 'Unauthorized',
+        detail: 'Missing Authorization header: send Authorization: Bearer <key>',
+      });
       assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="Mailroom"');
     });
 
     test(`/api/${family}: 401 Unauthorized with an unknown key or another scheme`, async () => {
       const unknown = await apiClient(server.baseUrl, 'mr_not_a_real_key').get(`/api/${family}/domains`);
       assert.equal(unknown.status, 401);
-      assert.deepEqual(unknown.body, { error: 'Unauthorized' });
+      assert.deepEqual(unknown.body, { error: 'Unauthorized', detail: 'Unknown or revoked API key' });
       const basic = await apiClient(server.baseUrl).get(`/api/${family}/domains`, {
         headers: { authorization: `Basic ${server.apiKey}` },
       });

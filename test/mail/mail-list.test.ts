@@ -151,10 +151,13 @@ describe('GET /api/v2/mail', () => {
   });
 
   test('401 `Invalid or missing API key` without a key or with a wrong one', async () => {
-    for (const client of [apiClient(world.server.baseUrl), apiClient(world.server.baseUrl, 'mr_wrong_key')]) {
+    for (const [client, detail] of [
+      [apiClient(world.server.baseUrl), 'Missing Authorization header: send Authorization: Bearer <key>'],
+      [apiClient(world.server.baseUrl, 'mr_wrong_key'), 'Unknown or revoked API key'],
+    ] as const) {
       const response = await client.get('/api/v2/mail');
       assert.equal(response.status, 401);
-      assert.deepEqual(response.body, { error: 'Invalid or missing API key' });
+      assert.deepEqual(response.body, { error: 'Invalid or missing API key', detail });
     }
   });
 
@@ -291,7 +294,10 @@ describe('read and archive state', () => {
   test('GET /api/v2/mail/{id} without a key: 401 `Unauthorized`', async () => {
     const response = await apiClient(world.server.baseUrl).get(`/api/v2/mail/${ids.invoice}`);
     assert.equal(response.status, 401);
-    assert.deepEqual(response.body, { error: 'Unauthorized' });
+    assert.deepEqual(response.body, {
+      error: 'Unauthorized',
+      detail: 'Missing Authorization header: send Authorization: Bearer <key>',
+    });
   });
 
   test('POST /api/v2/mail/bulk updates the account own emails and skips unknown ones', async () => {

@@ -3,13 +3,14 @@ import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
+import { createKey, listKeys, revokeKey } from './keys.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
 import { explainRouting } from './routing-explain.ts';
 import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook } from './webhooks.ts';
 
 /**
  * The `/api/v2` family: the shared routes with PUT for catch-all and domain `meta`, then v2's own: legacy webhooks,
- * camelCase received mail, and the delivery log.
+ * camelCase received mail, the delivery log, and the account's API keys.
  */
 export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
   const { accounts, webhooks, mail, deliveries } = services;
@@ -32,4 +33,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   readDelivery(api, { tags: ['v2 deliveries'], deliveries });
   replayDeliveries(api, { tags: ['v2 deliveries'], deliveries });
   explainRouting(api, { tags: ['v2 routing'], explainRouting: services.explainRouting });
+  listKeys(api, { tags: ['v2 keys'], accounts });
+  createKey(api, { tags: ['v2 keys'], accounts });
+  revokeKey(api, { tags: ['v2 keys'], accounts });
 };
