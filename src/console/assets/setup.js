@@ -179,10 +179,12 @@ export async function showDomain(main, id) {
   const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
   const render = async (check) => {
     const domain = await get(check ? `${path}?check=true` : path);
-    const checkNow = h('button', { type: 'button', class: 'primary' }, 'Check now');
+    const checkNow = h('button', { type: 'button', class: 'primary check-now' }, 'Check now');
     checkNow.addEventListener('click', () =>
       act(checkNow, async () => {
         await render(true);
+        // The view was rebuilt: keep the keyboard where it was.
+        main.querySelector('.check-now')?.focus();
         notify('DNS checked');
       }),
     );
