@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every scenario, loopback only, each bounded in messages and time.
- *   BENCH=ingest,e2e,search (default: all)  which scenarios to run
+ *   BENCH=ingest,e2e,search (default)      which scenarios to run; `console` runs search and also times the web
+ *                                         console's first inbox page over its database (see bench/console.ts)
  *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
@@ -12,6 +13,7 @@
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
+import { timeConsoleFirstPage } from './console.ts';
 import { formatE2e, runE2e } from './e2e.ts';
 import { formatIngest, ROUTINGS, type Routing, runIngestBench } from './ingest.ts';
 import { formatSearch, runSearchBench } from './search.ts';
@@ -47,8 +49,11 @@ for (const databaseUrl of databases) {
     results.ingest!.push(result);
     process.stdout.write(`${formatIngest(result)}\n\n`);
   }
-  if (which.has('search')) {
-    const result = await runSearchBench({ databaseUrl });
+  if (which.has('search') || which.has('console')) {
+    const result = await runSearchBench({
+      databaseUrl,
+      timeServer: which.has('console') ? timeConsoleFirstPage : undefined,
+    });
     results.search!.push(result);
     process.stdout.write(`${formatSearch(result)}\n\n`);
   }

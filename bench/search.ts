@@ -9,6 +9,7 @@
  *                                       in $TMPDIR/mailroom-search-bench-kept, the PostgreSQL schema bench_search_kept.
  *                                       A run without SEARCH_KEEP drops the kept one first, so it leaves nothing
  *                                       behind. A reused database reports the load time as 0.
+ * With BENCH=console the same run also times the console's first inbox page in Chromium (see bench/console.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -200,7 +201,7 @@ function generateEmail(
   };
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
 }
 
@@ -303,7 +304,12 @@ async function keptNow(app: App, messages: number): Promise<number | undefined> 
   return first && Date.parse(first.received_at) + 365 * DAY;
 }
 
-export async function runSearchBench(options: { databaseUrl?: string; messages?: number }): Promise<SearchBenchResult> {
+export async function runSearchBench(options: {
+  databaseUrl?: string;
+  messages?: number;
+  /** More timings against the loaded server, shown after the endpoint's (the console's page load). */
+  timeServer?: (httpUrl: string, apiKey: string) => Promise<QueryTiming[]>;
+}): Promise<SearchBenchResult> {
   const messages = options.messages ?? Number(process.env.SEARCH_MESSAGES ?? 1_000_000);
   const keep = process.env.SEARCH_KEEP === '1';
   const { databaseUrl } = options;
@@ -427,6 +433,7 @@ export async function runSearchBench(options: { databaseUrl?: string; messages?:
         }),
       );
     }
+    if (options.timeServer) endpoint.push(...(await options.timeServer(httpUrl, apiKey)));
     return {
       database: app.database.kind,
       messages,

@@ -21,7 +21,15 @@ export interface SpamdConfig {
 }
 
 export interface Config {
-  http: { port: number; host: string; requestTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
+  http: {
+    port: number;
+    host: string;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
+    /** Whether `/` serves the web console. */
+    console: boolean;
+  };
   smtp: {
     port: number;
     host: string;
@@ -126,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
+      console: e.CONSOLE,
     },
     smtp: {
       port: e.SMTP_PORT,

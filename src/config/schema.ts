@@ -17,6 +17,8 @@ export const EnvSchema = Type.Object({
   HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 5 }),
   /** Concurrent HTTP connections; one more is closed as soon as it is accepted. */
   HTTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1000 }),
+  /** Serves the web console at `/` on the HTTP port. */
+  CONSOLE: Flag(true),
   SMTP_PORT: Port(2525),
   SMTP_HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),

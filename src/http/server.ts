@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AccountsService } from '../accounts/index.ts';
 import type { EmailAddressesService } from '../addresses/index.ts';
+import { consoleRoutes } from '../console/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
@@ -46,7 +47,12 @@ export interface HttpLimits {
 /** How often Node looks for requests past their timeout, so that a timeout is enforced within this of falling due. */
 const TIMEOUT_CHECK_INTERVAL_MS = 500;
 
-export async function buildHttpServer(services: HttpServices, logger: Logger, version: string, limits: HttpLimits) {
+export async function buildHttpServer(
+  services: HttpServices,
+  logger: Logger,
+  version: string,
+  limits: HttpLimits & { console: boolean },
+) {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
@@ -114,5 +120,6 @@ export async function buildHttpServer(services: HttpServices, logger: Logger, ve
   }
   await app.register(e2Routes, { ...services, prefix: '/api/e2' });
   await app.register(v2Routes, { ...services, prefix: '/api/v2' });
+  if (limits.console) await app.register(consoleRoutes);
   return app as unknown as FastifyInstance;
 }

@@ -1,0 +1,106 @@
+/** The console's only way to Mailroom: the public API with the signed-in key, exactly as any client would use it. */
+
+const KEY_NAME = 'mailroom.apiKey';
+
+export function storedKey() {
+  return sessionStorage.getItem(KEY_NAME);
+}
+
+export function storeKey(key) {
+  sessionStorage.setItem(KEY_NAME, key);
+}
+
+export function forgetKey() {
+  sessionStorage.removeItem(KEY_NAME);
+}
+
+/** An API answer other than 2xx, carrying the API's own `error` text. */
+export class ApiError extends Error {
+  constructor(status, message, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+let unauthorizedHandler = () => {};
+/** Called when the API refuses the key mid-session (e.g. it was revoked). */
+export function onUnauthorized(handler) {
+  unauthorizedHandler = handler;
+}
+
+function authHeaders(key = storedKey()) {
+  return { authorization: `Bearer ${key}` };
+}
+
+async function failure(response) {
+  const text = await response.text();
+  let body = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  const message = body && typeof body === 'object' && body.error ? body.error : `HTTP ${response.status}`;
+  return new ApiError(response.status, message, body);
+}
+
+/** Sends one request; `body` is sent as JSON. `key` overrides the stored key (for sign-in). */
+export async function request(method, path, body, key) {
+  const headers = authHeaders(key);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) {
+    const error = await failure(response);
+    if (response.status === 401 && key === undefined) unauthorizedHandler(error);
+    throw error;
+  }
+  if (response.status === 204) return null;
+  return response.json();
+}
+
+export const get = (path) => request('GET', path);
+export const post = (path, body = {}) => request('POST', path, body);
+export const put = (path, body) => request('PUT', path, body);
+export const patch = (path, body) => request('PATCH', path, body);
+
+/** A path with its query, empty values left out. */
+export function withQuery(path, params) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') query.set(name, String(value));
+  }
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** The body of a GET as text (raw source). */
+export async function getText(path) {
+  const response = await fetch(path, { headers: authHeaders() });
+  if (!response.ok) throw await failure(response);
+  return response.text();
+}
+
+/**
+ * Downloads a file that needs the bearer header: a plain link cannot send it, so the bytes are fetched into a Blob
+ * and saved through a temporary object URL.
+ */
+export async function download(path, filename) {
+  const response = await fetch(path, { headers: authHeaders() });
+  if (!response.ok) throw await failure(response);
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** Opens the event stream; the caller reads the body. Resolves to the response whatever its status. */
+export function openEventStream(lastEventId, signal) {
+  const headers = { ...authHeaders(), accept: 'text/event-stream' };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  return fetch('/api/v2/events', { headers, signal, cache: 'no-store' });
+}

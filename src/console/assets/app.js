@@ -1,0 +1,135 @@
+import { forgetKey, onUnauthorized, request, storedKey, storeKey } from './api.js';
+import { showDeliveries, showDelivery } from './deliveries.js';
+import { field, h, heading, replace } from './dom.js';
+import { showInbox } from './inbox.js';
+import { startLive } from './live.js';
+import { showMessage } from './message.js';
+import { showDomain, showSetup } from './setup.js';
+
+const main = document.getElementById('main');
+const topbar = document.getElementById('topbar');
+const liveState = document.getElementById('live-state');
+
+/** Hash routes: each view renders into `main` and may return `{ onEvent, poll, dispose }`. */
+const ROUTES = [
+  [/^#\/mail\/([^/?]+)/, showMessage],
+  [/^#\/setup\/domains\/([^/?]+)/, showDomain],
+  [/^#\/setup/, showSetup],
+  [/^#\/deliveries\/([^/?]+)/, showDelivery],
+  [/^#\/deliveries/, showDeliveries],
+  [/^#\/inbox/, showInbox],
+];
+
+let currentView = null;
+let stopLive = null;
+
+const LIVE_LABELS = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  polling: 'Refreshing every second',
+  reconnecting: 'Reconnecting…',
+};
+
+function signIn(message) {
+  stopLive?.();
+  stopLive = null;
+  currentView?.dispose?.();
+  currentView = null;
+  topbar.hidden = true;
+  const input = h('input', {
+    type: 'password',
+    name: 'apiKey',
+    autocomplete: 'off',
+    required: true,
+    spellcheck: 'false',
+  });
+  const error = h('p', { class: 'form-error', role: 'alert', id: 'sign-in-error' }, message ?? '');
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
+  const form = h(
+    'form',
+    {
+      class: 'sign-in card',
+      'aria-describedby': 'sign-in-error',
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const key = input.value.trim();
+        submit.disabled = true;
+        error.textContent = '';
+        try {
+          await request('GET', '/api/v2/mail?limit=1', undefined, key);
+          storeKey(key);
+          start();
+        } catch (failure) {
+          error.textContent = failure.message;
+          input.focus();
+        } finally {
+          submit.disabled = false;
+        }
+      },
+    },
+    heading('Sign in to Mailroom'),
+    h('p', {}, 'Use an API key. It stays in this browser tab only and is sent to the API as a bearer token.'),
+    field('API key', input),
+    error,
+    submit,
+  );
+  replace(main, form);
+  input.focus();
+}
+
+function start() {
+  topbar.hidden = false;
+  stopLive?.();
+  stopLive = startLive({
+    onEvent: (event) => currentView?.onEvent?.(event),
+    onPoll: () => currentView?.poll?.(),
+    onState: (state) => {
+      liveState.textContent = LIVE_LABELS[state];
+      liveState.dataset.state = state;
+    },
+  });
+  if (!location.hash || location.hash === '#') location.hash = '#/inbox';
+  else route();
+}
+
+async function route() {
+  if (!storedKey()) return signIn();
+  const hash = location.hash || '#/inbox';
+  const match = ROUTES.find(([pattern]) => pattern.test(hash));
+  if (!match) {
+    location.hash = '#/inbox';
+    return;
+  }
+  const [pattern, show] = match;
+  currentView?.dispose?.();
+  currentView = null;
+  const section = hash.split(/[/?]/)[1];
+  for (const link of topbar.querySelectorAll('nav a')) {
+    const current = link.dataset.section === (section === 'mail' ? 'inbox' : section);
+    if (current) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  replace(main, h('p', { class: 'loading' }, 'Loading…'));
+  try {
+    const view = await show(main, ...hash.match(pattern).slice(1).map(decodeURIComponent));
+    currentView = view ?? null;
+  } catch (error) {
+    if (error.status === 401) return;
+    replace(main, heading('Something went wrong'), h('p', { class: 'form-error', role: 'alert' }, error.message));
+  }
+  main.querySelector('.view-title')?.focus();
+}
+
+onUnauthorized((error) => {
+  forgetKey();
+  signIn(error.message);
+});
+document.getElementById('sign-out').addEventListener('click', () => {
+  forgetKey();
+  location.hash = '';
+  signIn();
+});
+window.addEventListener('hashchange', route);
+
+if (storedKey()) start();
+else signIn();

@@ -1,0 +1,284 @@
+import { get, post, withQuery } from './api.js';
+import { act, badge, field, formatDate, h, hashParams, hashWith, heading, notify, replace } from './dom.js';
+
+const PAGE_SIZE = 50;
+
+function retryButton(delivery, onDone) {
+  const button = h('button', { type: 'button', class: 'small' }, 'Retry');
+  button.addEventListener('click', () =>
+    act(button, async () => {
+      const answer = await post(`/api/v2/emails/${encodeURIComponent(delivery.emailId)}/retry-delivery`, {
+        deliveryId: delivery.id,
+      });
+      notify(answer.message);
+      onDone();
+    }),
+  );
+  return button;
+}
+
+function responseSummary(delivery) {
+  const response = delivery.responseData ?? {};
+  const parts = [];
+  if (response.responseCode) parts.push(`HTTP ${response.responseCode}`);
+  if (typeof response.deliveryTime === 'number') parts.push(`${response.deliveryTime} ms`);
+  if (delivery.lastError) parts.push(delivery.lastError);
+  return parts.join(' · ') || '—';
+}
+
+function deliveriesTable(deliveries, endpointNames, refresh) {
+  const headers = ['Created', 'Email', 'Endpoint', 'Status', 'Attempts', 'Last response', 'Actions'];
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'deliveries', 'aria-label': 'Deliveries' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((title) => h('th', { scope: 'col' }, title)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        deliveries.map((delivery) =>
+          h(
+            'tr',
+            {},
+            h(
+              'td',
+              {},
+              h('a', { href: `#/deliveries/${encodeURIComponent(delivery.id)}` }, formatDate(delivery.createdAt)),
+            ),
+            h('td', {}, h('a', { href: `#/mail/${encodeURIComponent(delivery.emailId)}` }, 'Open email')),
+            h('td', {}, endpointNames.get(delivery.endpointId) ?? delivery.endpointId ?? delivery.targetType),
+            h('td', {}, badge(null, delivery.status)),
+            h('td', {}, String(delivery.attempts)),
+            h('td', { class: 'response' }, responseSummary(delivery)),
+            h('td', {}, retryButton(delivery, refresh)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Success rate and the last failure of one endpoint, from its stats and the log's latest failed delivery. */
+async function endpointHealth(endpointId) {
+  const [endpoint, failures] = await Promise.all([
+    get(`/api/v2/endpoints/${encodeURIComponent(endpointId)}`),
+    get(withQuery('/api/v2/deliveries', { endpointId, status: 'failed', limit: 1 })),
+  ]);
+  const stats = endpoint.deliveryStats;
+  const rate = stats.total === 0 ? 'no deliveries yet' : `${Math.round((stats.successful / stats.total) * 100)}%`;
+  const lastFailure = failures.data[0];
+  return h(
+    'section',
+    { class: 'card health', 'aria-labelledby': 'health-title' },
+    h('h2', { id: 'health-title' }, `Health of ${endpoint.name}`),
+    h(
+      'dl',
+      {},
+      h('dt', {}, 'Success rate'),
+      h('dd', {}, rate),
+      h('dt', {}, 'Delivered / failed / total'),
+      h('dd', {}, `${stats.successful} / ${stats.failed} / ${stats.total}`),
+      h('dt', {}, 'Last failure'),
+      h('dd', {}, lastFailure ? `${formatDate(lastFailure.lastAttemptAt)} · ${responseSummary(lastFailure)}` : 'none'),
+    ),
+  );
+}
+
+function replayForm(endpoints, endpointId) {
+  const endpoint = h(
+    'select',
+    { name: 'replayEndpoint' },
+    h('option', { value: '' }, 'Every endpoint'),
+    endpoints.map((one) => h('option', { value: one.id, selected: one.id === endpointId }, one.name)),
+  );
+  const since = h('input', { type: 'datetime-local', name: 'since' });
+  const until = h('input', { type: 'datetime-local', name: 'until' });
+  const submit = h('button', { type: 'submit' }, 'Replay failed deliveries');
+  return h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        act(submit, async () => {
+          const answer = await post('/api/v2/deliveries/replay', {
+            status: 'failed',
+            ...(endpoint.value ? { endpointId: endpoint.value } : {}),
+            ...(since.value ? { since: new Date(since.value).toISOString() } : {}),
+            ...(until.value ? { until: new Date(until.value).toISOString() } : {}),
+          });
+          notify(`${answer.replayed} deliveries queued again`);
+        });
+      },
+    },
+    field('Endpoint', endpoint),
+    field('Failed since', since),
+    field('Failed until', until),
+    submit,
+  );
+}
+
+function filterForm(filters, endpoints) {
+  const endpoint = h(
+    'select',
+    { name: 'endpointId' },
+    h('option', { value: '' }, 'All endpoints'),
+    endpoints.map((one) => h('option', { value: one.id, selected: one.id === filters.endpointId }, one.name)),
+  );
+  const emailId = h('input', { type: 'text', name: 'emailId', value: filters.emailId });
+  const status = h(
+    'select',
+    { name: 'status' },
+    ['', 'pending', 'processing', 'success', 'failed'].map((one) =>
+      h('option', { value: one, selected: one === filters.status }, one || 'Any status'),
+    ),
+  );
+  const submit = () => {
+    location.hash = hashWith('#/deliveries', {
+      endpointId: endpoint.value,
+      emailId: emailId.value.trim(),
+      status: status.value,
+    });
+  };
+  endpoint.addEventListener('change', submit);
+  status.addEventListener('change', submit);
+  return h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        submit();
+      },
+    },
+    field('Endpoint', endpoint),
+    field('Email id', emailId),
+    field('Status', status),
+    h('button', { type: 'submit' }, 'Filter'),
+  );
+}
+
+export async function showDeliveries(main) {
+  const params = hashParams();
+  const filters = {
+    endpointId: params.get('endpointId') ?? '',
+    emailId: params.get('emailId') ?? '',
+    status: params.get('status') ?? '',
+    offset: Number(params.get('offset') ?? 0) || 0,
+  };
+  const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
+  const endpointNames = new Map(endpoints.map((one) => [one.id, one.name]));
+  const path = withQuery('/api/v2/deliveries', { ...filters, limit: PAGE_SIZE });
+  const log = h('div', {});
+  const health = h('div', {});
+  const render = async () => {
+    const answer = await get(path);
+    replace(
+      log,
+      answer.data.length === 0
+        ? h('p', {}, 'No deliveries match.')
+        : deliveriesTable(answer.data, endpointNames, render),
+      h('p', { class: 'hint' }, `${answer.data.length} of ${answer.pagination.total} shown`),
+    );
+    if (filters.endpointId) replace(health, await endpointHealth(filters.endpointId));
+  };
+  await render();
+  replace(
+    main,
+    heading('Deliveries'),
+    filterForm(filters, endpoints),
+    health,
+    log,
+    h('h2', {}, 'Replay'),
+    replayForm(endpoints, filters.endpointId),
+  );
+  let loading = false;
+  const refresh = async () => {
+    if (loading) return;
+    loading = true;
+    try {
+      await render();
+    } catch {
+      // The next event or poll tries again.
+    } finally {
+      loading = false;
+    }
+  };
+  return {
+    poll: refresh,
+    onEvent: (event) => {
+      if (event.type.startsWith('delivery.')) refresh();
+    },
+  };
+}
+
+export async function showDelivery(main, id) {
+  const delivery = await get(`/api/v2/deliveries/${encodeURIComponent(id)}`);
+  const rows = (delivery.attemptLog ?? []).map((attempt) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, String(attempt.attempt)),
+      h('td', {}, formatDate(attempt.startedAt)),
+      h('td', {}, `${attempt.durationMs} ms`),
+      h('td', {}, badge(null, attempt.success ? 'success' : 'failed')),
+      h('td', {}, attempt.statusCode ? String(attempt.statusCode) : '—'),
+      h('td', {}, h('pre', { class: 'response-body' }, attempt.error ?? attempt.responseBody ?? '')),
+    ),
+  );
+  replace(
+    main,
+    heading('Delivery'),
+    h(
+      'p',
+      { class: 'toolbar' },
+      h(
+        'a',
+        { class: 'button', href: `#/deliveries?emailId=${encodeURIComponent(delivery.emailId)}` },
+        'Back to deliveries',
+      ),
+      retryButton(delivery, () => showDelivery(main, id)),
+    ),
+    h(
+      'dl',
+      { class: 'addresses' },
+      h('dt', {}, 'Status'),
+      h('dd', {}, badge(null, delivery.status)),
+      h('dt', {}, 'Email'),
+      h('dd', {}, h('a', { href: `#/mail/${encodeURIComponent(delivery.emailId)}` }, delivery.emailId)),
+      h('dt', {}, 'Target'),
+      h('dd', {}, delivery.responseData?.url ?? delivery.targetType),
+      h('dt', {}, 'Next attempt'),
+      h('dd', {}, formatDate(delivery.nextAttemptAt)),
+    ),
+    h('h2', {}, 'Attempts'),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { 'aria-label': 'Attempts' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['#', 'Started', 'Duration', 'Result', 'HTTP', 'Response'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,208 @@
+import { download, get, getText, patch } from './api.js';
+import { act, badge, formatBytes, formatDate, h, heading, notify, replace } from './dom.js';
+import { inboxHash } from './inbox.js';
+
+/** Until the reader asks, a message may show only inline images and its own styles: no tracking pixels, no fetches. */
+const BLOCKED_POLICY = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
+const REMOTE_POLICY = "default-src 'none'; img-src * data:; style-src 'unsafe-inline'";
+
+/** Whether the HTML names anything outside itself that a browser would fetch. */
+function hasRemoteContent(html) {
+  return (
+    /(src|background|href)\s*=\s*["']?\s*(https?:)?\/\//i.test(html) || /url\(\s*["']?\s*(https?:)?\/\//i.test(html)
+  );
+}
+
+function srcdoc(html, policy) {
+  return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${policy}"></head><body>${html}</body></html>`;
+}
+
+/** The HTML body in an iframe with `sandbox=""`: no scripts, no forms, no navigation, an origin of its own. */
+function htmlBody(html) {
+  const frame = h('iframe', { sandbox: '', title: 'HTML body', class: 'html-body', referrerpolicy: 'no-referrer' });
+  frame.srcdoc = srcdoc(html, BLOCKED_POLICY);
+  if (!hasRemoteContent(html)) return h('section', { 'aria-label': 'HTML body' }, frame);
+  const note = h('p', { class: 'remote-note' }, 'Remote content is blocked. ');
+  const load = h(
+    'button',
+    {
+      type: 'button',
+      onclick: () => {
+        frame.srcdoc = srcdoc(html, REMOTE_POLICY);
+        replace(note, 'Remote content is loaded.');
+      },
+    },
+    'Load remote content',
+  );
+  note.append(load);
+  return h('section', { 'aria-label': 'HTML body' }, note, frame);
+}
+
+function verdicts(security) {
+  const names = [
+    ['SPF', security.spf],
+    ['DKIM', security.dkim],
+    ['DMARC', security.dmarc],
+    ['Spam', security.spam],
+  ];
+  return h(
+    'p',
+    { class: 'verdicts', 'aria-label': 'Verdicts' },
+    names.map(([name, value]) => badge(name, value)),
+  );
+}
+
+function addressLine(label, value) {
+  if (!value) return null;
+  return [h('dt', {}, label), h('dd', {}, value)];
+}
+
+function attachments(email) {
+  const files = email.content?.attachments ?? email.attachments ?? [];
+  if (files.length === 0) return null;
+  return h(
+    'section',
+    { class: 'attachments' },
+    h('h2', {}, 'Attachments'),
+    h(
+      'ul',
+      {},
+      files.map((file, index) => {
+        const button = h(
+          'button',
+          {
+            type: 'button',
+            onclick: () =>
+              act(button, () =>
+                download(`/api/v2/attachments/${encodeURIComponent(email.id)}/parts/${index}`, file.filename),
+              ),
+          },
+          `Download ${file.filename}`,
+        );
+        return h('li', {}, button, ' ', h('span', { class: 'hint' }, `${file.contentType}, ${formatBytes(file.size)}`));
+      }),
+    ),
+  );
+}
+
+function headersTable(headers) {
+  const rows = Object.entries(headers ?? {}).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((one) =>
+      h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, one)),
+    ),
+  );
+  return h('table', { class: 'headers' }, h('tbody', {}, rows));
+}
+
+/** A collapsible part that loads its content the first time it is opened. */
+function lazyDetails(summary, load) {
+  const body = h('div', {}, h('p', { class: 'loading' }, 'Loading…'));
+  const details = h('details', {}, h('summary', {}, summary), body);
+  let loaded = false;
+  details.addEventListener('toggle', async () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    try {
+      replace(body, await load());
+    } catch (error) {
+      replace(body, h('p', { class: 'form-error', role: 'alert' }, error.message));
+    }
+  });
+  return details;
+}
+
+async function threadList(email) {
+  const thread = await get(`/api/v2/mail/${encodeURIComponent(email.id)}/thread`);
+  return h(
+    'ol',
+    { class: 'thread' },
+    thread.messages.map((message) =>
+      h(
+        'li',
+        {},
+        message.id === email.id
+          ? h('strong', { 'aria-current': 'true' }, `${message.subject} — ${message.from} (this message)`)
+          : h('a', { href: `#/mail/${encodeURIComponent(message.id)}` }, `${message.subject} — ${message.from}`),
+        ' ',
+        h('time', { datetime: message.receivedAt }, formatDate(message.receivedAt)),
+      ),
+    ),
+  );
+}
+
+function toolbar(email, rerender) {
+  const read = h('button', { type: 'button' }, email.isRead ? 'Mark unread' : 'Mark read');
+  read.addEventListener('click', () =>
+    act(read, async () => {
+      await patch(`/api/v2/mail/${encodeURIComponent(email.id)}`, { isRead: !email.isRead });
+      email.isRead = !email.isRead;
+      notify(email.isRead ? 'Marked read' : 'Marked unread');
+      rerender();
+    }),
+  );
+  const archived = Boolean(email.isArchived);
+  const archive = h('button', { type: 'button' }, archived ? 'Unarchive' : 'Archive');
+  archive.addEventListener('click', () =>
+    act(archive, async () => {
+      await patch(`/api/v2/mail/${encodeURIComponent(email.id)}`, { isArchived: !archived });
+      email.isArchived = !archived;
+      notify(archived ? 'Moved back to the inbox' : 'Archived');
+      rerender();
+    }),
+  );
+  return h(
+    'div',
+    { class: 'toolbar' },
+    h('a', { class: 'button', href: inboxHash }, 'Back to inbox'),
+    read,
+    archive,
+    h('a', { class: 'button', href: `#/deliveries?emailId=${encodeURIComponent(email.id)}` }, 'Deliveries'),
+  );
+}
+
+export async function showMessage(main, id) {
+  const email = await get(`/api/v2/mail/${encodeURIComponent(id)}`);
+  const render = () => {
+    const content = email.content ?? {};
+    replace(
+      main,
+      heading(email.subject || 'No Subject'),
+      toolbar(email, render),
+      h(
+        'dl',
+        { class: 'addresses' },
+        addressLine('From', email.fromName ? `${email.fromName} <${email.from}>` : email.from),
+        addressLine('To', email.to),
+        addressLine('Cc', email.cc),
+        addressLine('Reply-To', email.replyTo),
+        addressLine('Received', formatDate(email.receivedAt)),
+      ),
+      verdicts(email.security ?? {}),
+      email.metadata?.parseSuccess === false
+        ? h('p', { class: 'form-error' }, `Parsing failed: ${email.metadata.parseError}`)
+        : null,
+      content.htmlBody ? htmlBody(content.htmlBody) : null,
+      h(
+        'details',
+        { open: !content.htmlBody },
+        h('summary', {}, 'Text body'),
+        h('pre', { class: 'text-body' }, content.textBody || '(no text body)'),
+      ),
+      attachments(email),
+      h('details', {}, h('summary', {}, 'Headers'), headersTable(content.headers)),
+      lazyDetails('Raw source', async () =>
+        h('pre', { class: 'raw' }, await getText(`/api/v2/mail/${encodeURIComponent(email.id)}/raw`)),
+      ),
+      lazyDetails('Thread', () => threadList(email)),
+    );
+  };
+  render();
+  // Escape leaves the message, unless it closes something inside it (a focused <details> summary stays put).
+  const onKey = (event) => {
+    if (event.key !== 'Escape' || event.defaultPrevented) return;
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement) return;
+    location.hash = inboxHash;
+  };
+  document.addEventListener('keydown', onKey);
+  return { dispose: () => document.removeEventListener('keydown', onKey) };
+}

@@ -1,0 +1,269 @@
+import { post, put } from './api.js';
+import { act, badge, field, formatDate, h, notify } from './dom.js';
+
+/** What an endpoint sends to, as one editable line per type. */
+const TARGETS = {
+  webhook: { label: 'Webhook URL', read: (config) => config.url ?? '', write: (value) => ({ url: value }) },
+  email: { label: 'Forward to', read: (config) => config.forwardTo ?? '', write: (value) => ({ forwardTo: value }) },
+  email_group: {
+    label: 'Forward to (comma-separated)',
+    read: (config) => (config.emails ?? []).join(', '),
+    write: (value) => ({
+      emails: value
+        .split(',')
+        .map((one) => one.trim())
+        .filter(Boolean),
+    }),
+  },
+};
+
+/** An endpoint's config as it may be sent back: the verification token is the server's, not a setting. */
+function editableConfig(endpoint) {
+  if (!endpoint) return {};
+  const { verificationToken: _token, ...config } = endpoint.config ?? {};
+  return config;
+}
+
+function successRate(stats) {
+  if (!stats || stats.total === 0) return 'no deliveries yet';
+  return `${Math.round((stats.successful / stats.total) * 100)}% of ${stats.total} delivered`;
+}
+
+function endpointForm({ endpoint, onDone }) {
+  const name = h('input', { type: 'text', name: 'name', required: true, value: endpoint?.name ?? '' });
+  const type = h(
+    'select',
+    { name: 'type', disabled: Boolean(endpoint) },
+    Object.keys(TARGETS).map((one) => h('option', { value: one, selected: one === endpoint?.type }, one)),
+  );
+  const target = h('input', {
+    type: 'text',
+    name: 'target',
+    required: true,
+    value: endpoint ? TARGETS[endpoint.type].read(endpoint.config) : '',
+  });
+  const targetField = field(TARGETS[type.value].label, target);
+  type.addEventListener('change', () => {
+    targetField.querySelector('label').textContent = TARGETS[type.value].label;
+  });
+  const description = h('input', { type: 'text', name: 'description', value: endpoint?.description ?? '' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, endpoint ? 'Save endpoint' : 'Create endpoint');
+  return h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        act(submit, async () => {
+          const body = {
+            name: name.value.trim(),
+            description: description.value.trim() || null,
+            config: { ...editableConfig(endpoint), ...TARGETS[type.value].write(target.value.trim()) },
+          };
+          if (endpoint) await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, body);
+          else
+            await post('/api/v2/endpoints', { ...body, type: type.value, description: body.description ?? undefined });
+          notify(endpoint ? `Saved ${body.name}` : `Created ${body.name}`);
+          onDone();
+        });
+      },
+    },
+    field('Endpoint name', name),
+    field('Type', type),
+    targetField,
+    field('Description', description),
+    submit,
+  );
+}
+
+function endpointRow(endpoint, refresh) {
+  const row = h('tr', {});
+  const toggle = h('button', { type: 'button', class: 'small' }, endpoint.isActive ? 'Deactivate' : 'Activate');
+  toggle.addEventListener('click', () =>
+    act(toggle, async () => {
+      await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, { isActive: !endpoint.isActive });
+      notify(`${endpoint.name} ${endpoint.isActive ? 'deactivated' : 'activated'}`);
+      refresh();
+    }),
+  );
+  const test = h('button', { type: 'button', class: 'small' }, 'Test');
+  test.addEventListener('click', () =>
+    act(test, async () => {
+      const result = await post(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}/test`);
+      const detail = result.statusCode ? ` (HTTP ${result.statusCode}, ${result.responseTime} ms)` : '';
+      notify(`${result.message}${detail}`, { error: !result.success });
+    }),
+  );
+  const edit = h('button', { type: 'button', class: 'small', 'aria-expanded': 'false' }, 'Edit');
+  edit.addEventListener('click', () => {
+    const next = row.nextElementSibling;
+    if (next?.classList.contains('edit-row')) {
+      next.remove();
+      edit.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    const form = endpointForm({ endpoint, onDone: refresh });
+    row.after(h('tr', { class: 'edit-row' }, h('td', { colspan: '5' }, form)));
+    edit.setAttribute('aria-expanded', 'true');
+    form.querySelector('input')?.focus();
+  });
+  row.append(
+    h('th', { scope: 'row' }, endpoint.name, h('br'), h('small', { class: 'hint' }, endpoint.type)),
+    h('td', { class: 'target' }, TARGETS[endpoint.type]?.read(endpoint.config ?? {}) ?? ''),
+    h('td', {}, badge(null, endpoint.isActive ? 'active' : 'inactive')),
+    h(
+      'td',
+      {},
+      successRate(endpoint.deliveryStats),
+      h('br'),
+      h('small', { class: 'hint' }, `last delivery ${formatDate(endpoint.deliveryStats?.lastDelivery)}`),
+    ),
+    h(
+      'td',
+      { class: 'actions' },
+      edit,
+      toggle,
+      test,
+      h(
+        'a',
+        { class: 'button small', href: `#/deliveries?endpointId=${encodeURIComponent(endpoint.id)}` },
+        'Deliveries',
+      ),
+    ),
+  );
+  return row;
+}
+
+export function endpointsSection(endpoints, refresh) {
+  return h(
+    'section',
+    { 'aria-labelledby': 'endpoints-title' },
+    h('h2', { id: 'endpoints-title' }, 'Endpoints'),
+    endpointForm({ onDone: refresh }),
+    endpoints.length === 0
+      ? h('p', {}, 'No endpoints yet.')
+      : h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            {},
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Endpoint', 'Sends to', 'State', 'Health', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              endpoints.map((endpoint) => endpointRow(endpoint, refresh)),
+            ),
+          ),
+        ),
+  );
+}
+
+function endpointSelect(endpoints, selectedId, name) {
+  return h(
+    'select',
+    { name },
+    h('option', { value: '' }, 'No routing (store only)'),
+    endpoints.map((one) => h('option', { value: one.id, selected: one.id === selectedId }, one.name)),
+  );
+}
+
+function addressRow(address, endpoints, refresh) {
+  const routing = endpointSelect(endpoints, address.endpointId, 'routing');
+  routing.setAttribute('aria-label', `Endpoint for ${address.address}`);
+  const save = h('button', { type: 'button', class: 'small' }, 'Save routing');
+  save.addEventListener('click', () =>
+    act(save, async () => {
+      await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { endpointId: routing.value || null });
+      notify(`Routing of ${address.address} saved`);
+      refresh();
+    }),
+  );
+  const toggle = h('button', { type: 'button', class: 'small' }, address.isActive ? 'Deactivate' : 'Activate');
+  toggle.addEventListener('click', () =>
+    act(toggle, async () => {
+      await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { isActive: !address.isActive });
+      notify(`${address.address} ${address.isActive ? 'deactivated' : 'activated'}`);
+      refresh();
+    }),
+  );
+  return h(
+    'tr',
+    {},
+    h('th', { scope: 'row' }, address.address),
+    h('td', {}, badge(null, address.isActive ? 'active' : 'inactive'), ' ', badge('domain', address.domain?.status)),
+    h('td', { class: 'actions' }, routing, save),
+    h('td', { class: 'actions' }, toggle),
+  );
+}
+
+export function addressesSection(addresses, domains, endpoints, refresh) {
+  const address = h('input', { type: 'email', name: 'address', required: true, placeholder: 'hello@example.com' });
+  const domain = h(
+    'select',
+    { name: 'domainId', required: true },
+    domains.map((one) => h('option', { value: one.id }, one.domain)),
+  );
+  const endpoint = endpointSelect(endpoints, '', 'endpointId');
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Create address');
+  const form = h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        act(submit, async () => {
+          const created = await post('/api/v2/email-addresses', {
+            address: address.value.trim(),
+            domainId: domain.value,
+            ...(endpoint.value ? { endpointId: endpoint.value } : {}),
+          });
+          notify(created.warning ? `Created ${created.address}: ${created.warning}` : `Created ${created.address}`);
+          refresh();
+        });
+      },
+    },
+    field('Address', address),
+    field('Domain', domain),
+    field('Endpoint', endpoint),
+    submit,
+  );
+  return h(
+    'section',
+    { 'aria-labelledby': 'addresses-title' },
+    h('h2', { id: 'addresses-title' }, 'Addresses'),
+    domains.length === 0 ? h('p', {}, 'Add a domain first.') : form,
+    addresses.length === 0
+      ? h('p', {}, 'No addresses yet.')
+      : h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            {},
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Address', 'State', 'Routing', 'Receiving'].map((t) => h('th', { scope: 'col' }, t)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              addresses.map((one) => addressRow(one, endpoints, refresh)),
+            ),
+          ),
+        ),
+  );
+}

@@ -1,0 +1,216 @@
+import { get, post, put } from './api.js';
+import { act, badge, copyText, field, formatDate, h, heading, notify, replace } from './dom.js';
+import { addressesSection, endpointsSection } from './routing.js';
+
+function copyButton(label, text) {
+  const button = h('button', { type: 'button', class: 'small', 'aria-label': `Copy ${label}` }, 'Copy');
+  button.addEventListener('click', () =>
+    act(button, async () => {
+      await copyText(text);
+      notify(`Copied ${label}`);
+    }),
+  );
+  return button;
+}
+
+function domainsSection(domains) {
+  const name = h('input', { type: 'text', name: 'domain', required: true, placeholder: 'mail.example.com' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Add domain');
+  const form = h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        act(submit, async () => {
+          const created = await post('/api/v2/domains', { domain: name.value.trim() });
+          notify(`Added ${created.domain}: publish its DNS records`);
+          location.hash = `#/setup/domains/${encodeURIComponent(created.id)}`;
+        });
+      },
+    },
+    field('Domain name', name),
+    submit,
+  );
+  const rows = domains.map((domain) =>
+    h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, h('a', { href: `#/setup/domains/${encodeURIComponent(domain.id)}` }, domain.domain)),
+      h('td', {}, badge(null, domain.status)),
+      h('td', {}, `${domain.stats.activeEmailAddresses} / ${domain.stats.totalEmailAddresses}`),
+      h('td', {}, domain.isCatchAllEnabled ? (domain.catchAllEndpoint?.name ?? 'on') : 'off'),
+      h('td', {}, formatDate(domain.lastDnsCheck)),
+    ),
+  );
+  return h(
+    'section',
+    { 'aria-labelledby': 'domains-title' },
+    h('h2', { id: 'domains-title' }, 'Domains'),
+    form,
+    domains.length === 0
+      ? h('p', {}, 'No domains yet.')
+      : h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            {},
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Domain', 'Status', 'Active addresses', 'Catch-all', 'Last check'].map((title) =>
+                  h('th', { scope: 'col' }, title),
+                ),
+              ),
+            ),
+            h('tbody', {}, rows),
+          ),
+        ),
+  );
+}
+
+export async function showSetup(main) {
+  const [domains, endpoints, addresses] = await Promise.all([
+    get('/api/v2/domains?limit=100'),
+    get('/api/v2/endpoints?limit=100'),
+    get('/api/v2/email-addresses?limit=100'),
+  ]);
+  const refresh = () => showSetup(main);
+  replace(
+    main,
+    heading('Setup'),
+    domainsSection(domains.data),
+    endpointsSection(endpoints.data, refresh),
+    addressesSection(addresses.data, domains.data, endpoints.data, refresh),
+  );
+  return {
+    onEvent: (event) => {
+      if (event.type === 'domain.status_changed') refresh();
+    },
+  };
+}
+
+/** Per-record status: the check's answer when one was just run (it says why a record is wrong), else the stored one. */
+function recordsTable(domain, check) {
+  const checked = check?.dnsRecords ?? [];
+  const rows = domain.dnsRecords.map((record) => {
+    const result = checked.find(
+      (one) => one.type === record.recordType && one.name === record.name && one.value === record.value,
+    );
+    const verified = result ? result.isVerified : record.isVerified;
+    return h(
+      'tr',
+      {},
+      h('td', {}, record.recordType),
+      h('td', {}, h('code', {}, record.name), ' ', copyButton(`${record.recordType} name`, record.name)),
+      h(
+        'td',
+        {},
+        h('code', { class: 'record-value' }, record.value),
+        ' ',
+        copyButton(`${record.recordType} value`, record.value),
+      ),
+      h('td', {}, record.isRequired ? 'required' : 'recommended'),
+      h(
+        'td',
+        { class: 'record-status' },
+        badge(null, verified ? 'verified' : record.isRequired ? 'failed' : 'missing'),
+        !verified && result?.error ? h('span', { class: 'reason' }, ` ${result.error}`) : null,
+      ),
+    );
+  });
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'records', 'aria-label': 'DNS records' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Type', 'Name', 'Value', 'Need', 'Status'].map((title) => h('th', { scope: 'col' }, title)),
+        ),
+      ),
+      h('tbody', {}, rows),
+    ),
+  );
+}
+
+function catchAllForm(domain, endpoints, rerender) {
+  const enabled = h('input', { type: 'checkbox', name: 'catchAll', checked: domain.isCatchAllEnabled });
+  const endpoint = h(
+    'select',
+    { name: 'catchAllEndpoint' },
+    h('option', { value: '' }, 'No endpoint (store only)'),
+    endpoints.map((one) => h('option', { value: one.id, selected: one.id === domain.catchAllEndpointId }, one.name)),
+  );
+  const save = h('button', { type: 'submit' }, 'Save catch-all');
+  return h(
+    'form',
+    {
+      class: 'inline-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        act(save, async () => {
+          await put(`/api/v2/domains/${encodeURIComponent(domain.id)}`, {
+            isCatchAllEnabled: enabled.checked,
+            catchAllEndpointId: endpoint.value || null,
+          });
+          notify('Catch-all saved');
+          rerender();
+        });
+      },
+    },
+    h('label', { class: 'check' }, enabled, ' Accept mail for any address on this domain'),
+    field('Catch-all endpoint', endpoint),
+    save,
+  );
+}
+
+export async function showDomain(main, id) {
+  const path = `/api/v2/domains/${encodeURIComponent(id)}`;
+  const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
+  const render = async (check) => {
+    const domain = await get(check ? `${path}?check=true` : path);
+    const checkNow = h('button', { type: 'button', class: 'primary check-now' }, 'Check now');
+    checkNow.addEventListener('click', () =>
+      act(checkNow, async () => {
+        await render(true);
+        // The view was rebuilt: keep the keyboard where it was.
+        main.querySelector('.check-now')?.focus();
+        notify('DNS checked');
+      }),
+    );
+    replace(
+      main,
+      heading(domain.domain),
+      h('p', { class: 'toolbar' }, h('a', { class: 'button', href: '#/setup' }, 'Back to setup'), checkNow),
+      h(
+        'p',
+        { class: 'domain-status' },
+        'Status: ',
+        badge(null, domain.status),
+        ` · last checked ${formatDate(domain.lastDnsCheck)}`,
+        domain.inheritsFromParent ? ` · verified through ${domain.parentDomain}` : null,
+      ),
+      h('h2', {}, 'DNS records'),
+      h('p', {}, 'Publish these records at your DNS provider, then check. Required records decide verification.'),
+      recordsTable(domain, check ? domain.verificationCheck : undefined),
+      h('h2', {}, 'Catch-all'),
+      catchAllForm(domain, endpoints, () => render(false)),
+    );
+  };
+  await render(false);
+  return {
+    onEvent: (event) => {
+      if (event.type === 'domain.status_changed' && event.data?.domainId === id) render(false);
+    },
+  };
+}
