@@ -75,7 +75,12 @@ describe('slow clients', () => {
     connection.socket.write(postHead(''));
     const received = await trickleUntilClosed(connection, body);
     assert.match(received, /^HTTP\/1\.1 401 Unauthorized\r\n/);
-    assert.ok(received.endsWith('\r\n\r\n{"error":"Unauthorized"}'), received);
+    assert.ok(
+      received.endsWith(
+        '\r\n\r\n{"error":"Unauthorized","detail":"Missing Authorization header: send Authorization: Bearer <key>"}',
+      ),
+      received,
+    );
   });
 
   test('headers trickling in past the request timeout are answered 408 and the connection closed', async () => {
