@@ -2,7 +2,6 @@ import type { Clock, Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
-import { AttemptRecorder } from './attempt-recorder.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
@@ -44,7 +43,8 @@ export interface DeliverySystemOptions {
 export function createDeliverySystem(options: DeliverySystemOptions) {
   const { db, clock, logger, settings } = options;
   const now = () => clock.now();
-  const store = new OutboxStore(db, options.database.kind);
+  // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
+  const store = new OutboxStore(db, options.database.kind, settings.concurrency);
   const targets = new DeliveryTargets(db, clock);
   const http = createHttpSender(options.guard);
   const forwarder = createForwarder({
@@ -59,8 +59,6 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const runner = new JobRunner({
     db,
     store,
-    // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
-    recorder: new AttemptRecorder(store, logger, settings.concurrency),
     targets,
     http,
     forwarder,
