@@ -110,6 +110,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     analysisWorkers: config.smtp.ingestWorkers,
     logger,
     mxHost: config.mxHost,
+    // Called per message once started, when `delivery` below exists.
+    newJobLease: () => delivery.newJobLease(),
   });
   const smtp = createSmtpReceiver({
     router,
@@ -154,7 +156,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     },
   });
   ingest.onCommitted((emails) => {
-    if (emails.some((email) => email.deliveryIds.length > 0)) delivery.jobsQueued();
+    const jobs = emails.flatMap((email) => email.deliveries);
+    if (jobs.length > 0) delivery.jobsCommitted(jobs);
   });
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });

@@ -3,6 +3,7 @@ import type { BlobStore } from '../blobs/index.ts';
 import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import { isCommitOutcomeUnknown } from '../db/index.ts';
+import type { JobLease } from '../delivery/index.ts';
 import { parseMessage } from '../mime/index.ts';
 import { type Analysis, contentSha256 } from './analysis.ts';
 import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
@@ -54,6 +55,11 @@ export interface IngestDependencies {
   logger: Logger;
   /** The host name written into Received: and Authentication-Results:. */
   mxHost: string;
+  /**
+   * Asked before each message's transaction: a lease to insert its delivery jobs with, already leased to this
+   * process's delivery worker, which `onCommitted`'s listener then hands them to; undefined inserts them pending.
+   */
+  newJobLease?: () => JobLease | undefined;
 }
 
 /** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
@@ -167,6 +173,7 @@ export function createIngestService(deps: IngestDependencies) {
       clientIp: message.clientIp,
       recipients: message.recipients,
       receivedAt: message.receivedAt,
+      jobLease: deps.newJobLease?.(),
       ...analysis.value,
     };
 
@@ -202,8 +209,8 @@ export function createIngestService(deps: IngestDependencies) {
   return {
     ingest,
     /**
-     * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to wake the
-     * delivery worker in-process. Returns a function that removes the listener.
+     * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to hand their
+     * delivery jobs to the delivery worker in-process. Returns a function that removes the listener.
      */
     onCommitted(listener: CommittedListener): () => void {
       listeners.add(listener);
