@@ -122,6 +122,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     logger,
     mxHost: config.mxHost,
     rules: ruleEvaluator,
+    // Called per message once started, when `delivery` below exists.
+    newJobLease: () => delivery.newJobLease(),
   });
   const smtp = createSmtpReceiver({
     router,
@@ -166,7 +168,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     },
   });
   ingest.onCommitted((emails) => {
-    if (emails.some((email) => email.deliveryIds.length > 0)) delivery.jobsQueued();
+    const jobs = emails.flatMap((email) => email.deliveries);
+    if (jobs.length > 0) delivery.jobsCommitted(jobs);
   });
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });

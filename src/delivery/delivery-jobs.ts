@@ -1,42 +1,55 @@
 import { newId } from '../core/index.ts';
 import { type Db, insertRow } from '../db/index.ts';
 import type { EndpointType } from '../endpoints/index.ts';
+import type { DeliveryJob } from './outbox-store.ts';
 
 /** What a job delivers to: an endpoint of some type, or a legacy webhook. */
 export type JobTarget =
   | { targetType: 'endpoint'; targetId: string; endpointType: EndpointType }
   | { targetType: 'webhook'; targetId: string };
 
+/** A delivery worker that takes new jobs leased to it as they are inserted (see DeliveryWorker.newJobLease). */
+export interface JobLease {
+  owner: string;
+  leaseMs: number;
+}
+
 /**
- * Queues a pending job that delivers one email to one target, due now, in the caller's transaction when it is given
- * one: ingest queues a received email's jobs with its rows, the API an email's delivery to another endpoint.
+ * Queues a job that delivers one email to one target, in the caller's transaction when it is given one: ingest
+ * queues a received email's jobs with its rows, the API an email's delivery to another endpoint. A job is pending
+ * and due now, or, given `lease`, already leased to that worker, which is handed the returned row after the commit
+ * and runs it without claiming it; until its lease runs out, no other worker sees it as due.
  */
 export async function insertDeliveryJob(
   db: Db,
   job: { accountId: string; emailId: string; target: JobTarget },
   now: string,
-): Promise<{ id: string; status: 'pending' }> {
+  lease?: JobLease,
+): Promise<DeliveryJob> {
   const { target } = job;
   const webhook = target.targetType === 'webhook' || target.endpointType === 'webhook';
-  const id = newId('dlv');
-  await insertRow(db, 'deliveries', {
-    id,
+  const leaseExpiresAt = lease ? new Date(Date.parse(now) + lease.leaseMs).toISOString() : null;
+  const row: DeliveryJob = {
+    id: newId('dlv'),
     account_id: job.accountId,
     email_id: job.emailId,
     target_type: target.targetType,
     target_id: target.targetId,
     delivery_type: webhook ? 'webhook' : 'email_forward',
-    status: 'pending',
+    status: lease ? 'processing' : 'pending',
     attempts: 0,
-    next_attempt_at: now,
-    lease_owner: null,
-    lease_expires_at: null,
+    // While leased, `next_attempt_at` holds the lease expiry (see OutboxStore.claim).
+    next_attempt_at: leaseExpiresAt ?? now,
+    lease_owner: lease?.owner ?? null,
+    lease_expires_at: leaseExpiresAt,
     last_attempt_at: null,
     last_status_code: null,
     last_error: null,
     response_data: null,
+    round_start_attempt: 0,
     created_at: now,
     updated_at: now,
-  });
-  return { id, status: 'pending' };
+  };
+  await insertRow(db, 'deliveries', row);
+  return row;
 }

@@ -2,13 +2,13 @@ import type { Clock, Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
-import { AttemptRecorder } from './attempt-recorder.ts';
+import type { JobLease } from './delivery-jobs.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
 import { JobRunner } from './job-runner.ts';
-import { notifyChannel, OutboxStore } from './outbox-store.ts';
+import { type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
 import { listenForWakeups, wakeupChannel } from './pg-wakeup.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
@@ -40,11 +40,14 @@ export interface DeliverySystemOptions {
 /**
  * Delivery as a whole: the worker that runs the outbox in this process, the operations service, and `jobsQueued`,
  * which whoever commits new jobs calls afterwards to wake the workers here and, on PostgreSQL, in other processes.
+ * Ingest inserts its jobs with `newJobLease()` and hands them over with `jobsCommitted`, so that this process's
+ * worker runs them without claiming them.
  */
 export function createDeliverySystem(options: DeliverySystemOptions) {
   const { db, clock, logger, settings } = options;
   const now = () => clock.now();
-  const store = new OutboxStore(db, options.database.kind);
+  // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
+  const store = new OutboxStore(db, options.database.kind, settings.concurrency);
   const targets = new DeliveryTargets(db, clock);
   const http = createHttpSender(options.guard);
   const forwarder = createForwarder({
@@ -59,8 +62,6 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const runner = new JobRunner({
     db,
     store,
-    // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
-    recorder: new AttemptRecorder(store, logger, settings.concurrency),
     targets,
     http,
     forwarder,
@@ -97,6 +98,13 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     });
   }
 
+  /** Jobs just committed: those leased to this worker it runs; pending ones are queued for any worker. */
+  function jobsCommitted(jobs: readonly DeliveryJob[]): void {
+    const leased = jobs.filter((job) => job.lease_owner === worker.owner);
+    if (leased.length > 0) worker.take(leased);
+    if (leased.length < jobs.length) jobsQueued();
+  }
+
   const service = new DeliveryService({
     db,
     clock,
@@ -111,6 +119,8 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     service,
     worker,
     jobsQueued,
+    newJobLease: (): JobLease | undefined => worker.newJobLease(),
+    jobsCommitted,
     async start(): Promise<void> {
       if (pg) {
         listener = listenForWakeups({ url: pg.url, channel, self: worker.owner, logger, onWake: () => worker.wake() });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
+import type { JobLease } from './delivery-jobs.ts';
 import type { JobRunner } from './job-runner.ts';
 import type { DeliveryJob, OutboxStore } from './outbox-store.ts';
 
@@ -14,10 +15,12 @@ export interface WorkerSettings {
 
 /**
  * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as each
- * finishes. `wake()` (called on commit in this process, and on NOTIFY from others) makes it look at once. Between
+ * finishes. Jobs inserted already leased to it (`newJobLease`, `take`) it runs without a claim, before claiming more.
+ * `wake()` (called on commit in this process, and on NOTIFY from others) makes it look at once. Between
  * wake-ups it sleeps until the earliest retry it scheduled itself or `pollMs`, whichever is sooner; each poll also
  * asks the database for the earliest due job (other processes' retries, expired leases). Leases of jobs in flight
- * are renewed every third of the lease, so only a dead (or frozen) worker's jobs are ever taken over.
+ * are renewed every third of the lease, with those taken and waiting for a slot, so only a dead (or frozen) worker's
+ * jobs are ever taken over.
  */
 export class DeliveryWorker {
   /** Unique per process start: a restarted process must not inherit its dead predecessor's leases. */
@@ -28,6 +31,8 @@ export class DeliveryWorker {
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Jobs taken already leased, waiting for a slot. */
+  private readonly waiting: DeliveryJob[] = [];
   private pumping = false;
   private pumpAgain = false;
   private stopped = true;
@@ -59,13 +64,47 @@ export class DeliveryWorker {
     this.heartbeat = setInterval(
       () => {
         this.store
-          .extendLeases(this.owner, [...this.inflight.keys()], this.now(), this.settings.leaseMs)
+          .extendLeases(this.owner, this.leasedIds(), this.now(), this.settings.leaseMs)
           .catch((error) => this.logger.warn({ err: error }, 'delivery lease renewal failed'));
       },
       Math.max(100, Math.floor(this.settings.leaseMs / 3)),
     );
     this.heartbeat.unref();
     this.wake();
+  }
+
+  /**
+   * A lease for the jobs of a transaction about to commit, so that they are inserted leased to this worker and `take`n
+   * after the commit instead of claimed; undefined while the worker is stopped or has no slot left (they are then
+   * inserted pending, for any worker to claim). Jobs leased meanwhile may overfill the slots: they wait in `take`.
+   */
+  newJobLease(): JobLease | undefined {
+    if (this.stopped || this.inflight.size + this.waiting.length >= this.settings.concurrency) return undefined;
+    return { owner: this.owner, leaseMs: this.settings.leaseMs };
+  }
+
+  /** Runs committed jobs leased to this worker by `newJobLease`; those that find no free slot wait for one. */
+  take(jobs: readonly DeliveryJob[]): void {
+    if (this.stopped) {
+      // Stopped since the lease was given: hand them back, as stop() did its own.
+      const ids = jobs.map((job) => job.id);
+      this.store
+        .release(this.owner, ids, this.now())
+        .catch((error) => this.logger.warn({ err: error, deliveryIds: ids }, 'delivery release failed'));
+      return;
+    }
+    this.waiting.push(...jobs);
+    this.launchWaiting();
+  }
+
+  private launchWaiting(): void {
+    while (!this.stopped && this.waiting.length > 0 && this.inflight.size < this.settings.concurrency) {
+      this.launch(this.waiting.shift()!);
+    }
+  }
+
+  private leasedIds(): string[] {
+    return [...this.inflight.keys(), ...this.waiting.map((job) => job.id)];
   }
 
   /** Looks at the outbox now. Calls during a look are folded into one more look right after it. */
@@ -87,7 +126,7 @@ export class DeliveryWorker {
       do {
         this.pumpAgain = false;
         while (!this.stopped && this.claimWorthwhile()) {
-          const wanted = this.settings.concurrency - this.inflight.size;
+          const wanted = this.freeSlots();
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
           for (const job of jobs) this.launch(job);
           if (jobs.length < wanted) {
@@ -127,8 +166,13 @@ export class DeliveryWorker {
    * while each slot's job stays in flight only for one attempt.
    */
   private claimWorthwhile(): boolean {
-    const free = this.settings.concurrency - this.inflight.size;
+    const free = this.freeSlots();
     return this.inflight.size === 0 ? free > 0 : free >= Math.ceil(this.settings.concurrency / 4);
+  }
+
+  /** Slots that neither a job in flight nor one waiting will take. */
+  private freeSlots(): number {
+    return this.settings.concurrency - this.inflight.size - this.waiting.length;
   }
 
   private launch(job: DeliveryJob): void {
@@ -145,12 +189,16 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.inflight.delete(job.id);
+        this.launchWaiting();
         this.wake();
       });
     this.inflight.set(job.id, running);
   }
 
-  /** Stops claiming, lets attempts in flight finish for up to `drainMs`, then hands the rest back. */
+  /**
+   * Stops claiming, lets attempts in flight finish for up to `drainMs`, then hands the rest back, with the jobs
+   * waiting for a slot.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
@@ -167,6 +215,8 @@ export class DeliveryWorker {
       ]);
       clearTimeout(timer);
     }
-    await this.store.release(this.owner, [...this.inflight.keys()], this.now());
+    const leased = this.leasedIds();
+    this.waiting.length = 0;
+    await this.store.release(this.owner, leased, this.now());
   }
 }

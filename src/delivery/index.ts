@@ -1,5 +1,5 @@
 export { deliveryHistory } from './delivery-history.ts';
-export { insertDeliveryJob, type JobTarget } from './delivery-jobs.ts';
+export { insertDeliveryJob, type JobLease, type JobTarget } from './delivery-jobs.ts';
 export type { DeliveryRecord, DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
 export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
 export {
@@ -9,5 +9,6 @@ export {
   type PayloadEmail,
 } from './email-received-payload.ts';
 export type { AddressGuard } from './http-sender.ts';
+export type { DeliveryJob } from './outbox-store.ts';
 export { RETRY_SCHEDULE_SECONDS } from './retry-policy.ts';
 export { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';

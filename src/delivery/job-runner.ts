@@ -1,7 +1,6 @@
 import type { Db } from '../db/index.ts';
 import type { DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
-import type { AttemptRecorder } from './attempt-recorder.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
@@ -11,7 +10,6 @@ import { buildWebhookRequest } from './webhook-request.ts';
 export interface JobRunnerDeps {
   db: Db;
   store: OutboxStore;
-  recorder: AttemptRecorder;
   targets: DeliveryTargets;
   http: HttpSender;
   forwarder: Forwarder;
@@ -106,7 +104,7 @@ export class JobRunner {
           : undefined;
       result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
     }
-    await this.deps.recorder.record({ job, owner, attempt, result });
+    await this.deps.store.finishAttempt({ job, owner, attempt, result });
     return result;
   }
 
@@ -160,7 +158,7 @@ export class JobRunner {
     if (success) result = { status: 'success' };
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
-    await this.deps.recorder.record({ job, owner, attempt, result });
+    await this.deps.store.finishAttempt({ job, owner, attempt, result });
     return result;
   }
 }

@@ -1,9 +1,19 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../core/index.ts';
-import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
+import {
+  type Database,
+  type Db,
+  type DeliveriesTable,
+  type DeliveryStatus,
+  GroupCommitter,
+  insertRow,
+} from '../db/index.ts';
 
 export type DeliveryJob = Selectable<DeliveriesTable>;
+
+/** How long a finished attempt waits for others to share its commit, at most. */
+const ATTEMPTS_GATHER_MS = 5;
 
 /** What one attempt did, as the log and the delivery row record it. */
 export interface AttemptRecord {
@@ -44,10 +54,17 @@ export interface FinishedAttempt {
 export class OutboxStore {
   private readonly db: Db;
   private readonly postgres: boolean;
+  private readonly attempts: GroupCommitter;
 
-  constructor(db: Db, kind: 'sqlite' | 'postgres') {
+  /** `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's. */
+  constructor(db: Db, kind: 'sqlite' | 'postgres', maxAttemptsBatch: number) {
     this.db = db;
     this.postgres = kind === 'postgres';
+    this.attempts = new GroupCommitter(db, {
+      maxBatch: maxAttemptsBatch,
+      gatherMs: ATTEMPTS_GATHER_MS,
+      session: (work) => this.bookkeeping(work),
+    });
   }
 
   /**
@@ -119,63 +136,13 @@ export class OutboxStore {
   }
 
   /**
-   * Records attempts and moves their jobs on, all in one transaction: one commit (one WAL fsync on SQLite) for the
-   * whole batch. Each job's change is fenced by its owner; its attempt is logged either way.
+   * Records an attempt and moves its job on, fenced by its owner (the attempt is logged either way). Attempts finishing
+   * within a few milliseconds of each other share one transaction (one commit, one WAL fsync on SQLite); the promise
+   * resolves once this one is committed, so the job stays leased (and its lease renewed) until then: a crash before
+   * that only repeats the attempt, which at-least-once delivery allows.
    */
-  async finishAttempts(finished: readonly FinishedAttempt[]): Promise<void> {
-    await this.bookkeeping((db) =>
-      db.transaction().execute(async (trx) => {
-        const logged: Insertable<DeliveryAttemptsTable>[] = [];
-        for (const { job, owner, attempt, result } of finished) {
-          const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
-          const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
-          const responseData = {
-            responseCode: attempt.statusCode,
-            responseBody: attempt.responseBody,
-            deliveryTime: attempt.durationMs,
-            url: attempt.url,
-            error: attempt.error,
-            ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
-            deliveredAt: result.status === 'success' ? now : null,
-            // Which process made the attempt (host:pid:random), to trace work across a cluster.
-            worker: owner,
-            ...attempt.details,
-          };
-          const updated = await trx
-            .updateTable('deliveries')
-            .set((eb) => ({
-              status,
-              attempts: eb('attempts', '+', 1),
-              next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
-              lease_owner: null,
-              lease_expires_at: null,
-              last_attempt_at: attempt.startedAt.toISOString(),
-              last_status_code: attempt.statusCode,
-              last_error: attempt.error,
-              response_data: JSON.stringify(responseData),
-              updated_at: now,
-            }))
-            .where('id', '=', job.id)
-            .where('lease_owner', '=', owner)
-            .returning('attempts')
-            .executeTakeFirst();
-          logged.push({
-            id: newId('dla'),
-            delivery_id: job.id,
-            attempt: updated ? Number(updated.attempts) : job.attempts + 1,
-            started_at: attempt.startedAt.toISOString(),
-            duration_ms: attempt.durationMs,
-            success: attempt.success ? 1 : 0,
-            status_code: attempt.statusCode,
-            response_body: attempt.responseBody,
-            error: attempt.error,
-            url: attempt.url,
-            recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
-          });
-        }
-        await trx.insertInto('delivery_attempts').values(logged).execute();
-      }),
-    );
+  finishAttempt(finished: FinishedAttempt): Promise<void> {
+    return this.attempts.run((trx) => recordAttempt(trx, finished));
   }
 
   /**
@@ -227,6 +194,55 @@ export class OutboxStore {
       .executeTakeFirst();
     return row?.recipients ? JSON.parse(row.recipients) : null;
   }
+}
+
+/** One attempt's unit of work: the job's new state, fenced by its owner, and the attempt's log row. */
+async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, result }: FinishedAttempt) {
+  const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
+  const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
+  const responseData = {
+    responseCode: attempt.statusCode,
+    responseBody: attempt.responseBody,
+    deliveryTime: attempt.durationMs,
+    url: attempt.url,
+    error: attempt.error,
+    ...(attempt.recipients ? { recipients: attempt.recipients } : {}),
+    deliveredAt: result.status === 'success' ? now : null,
+    // Which process made the attempt (host:pid:random), to trace work across a cluster.
+    worker: owner,
+    ...attempt.details,
+  };
+  const updated = await trx
+    .updateTable('deliveries')
+    .set((eb) => ({
+      status,
+      attempts: eb('attempts', '+', 1),
+      next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_attempt_at: attempt.startedAt.toISOString(),
+      last_status_code: attempt.statusCode,
+      last_error: attempt.error,
+      response_data: JSON.stringify(responseData),
+      updated_at: now,
+    }))
+    .where('id', '=', job.id)
+    .where('lease_owner', '=', owner)
+    .returning('attempts')
+    .executeTakeFirst();
+  await insertRow(trx, 'delivery_attempts', {
+    id: newId('dla'),
+    delivery_id: job.id,
+    attempt: updated ? Number(updated.attempts) : job.attempts + 1,
+    started_at: attempt.startedAt.toISOString(),
+    duration_ms: attempt.durationMs,
+    success: attempt.success ? 1 : 0,
+    status_code: attempt.statusCode,
+    response_body: attempt.responseBody,
+    error: attempt.error,
+    url: attempt.url,
+    recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
+  });
 }
 
 /** `pg_notify` wakes listening workers in other processes; `sender` lets the sending process skip its own. */

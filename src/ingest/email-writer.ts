@@ -1,7 +1,7 @@
 import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
 import { type Database, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
-import { insertDeliveryJob, type JobTarget } from '../delivery/index.ts';
+import { type DeliveryJob, insertDeliveryJob, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { toEmailRow } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
@@ -26,6 +26,8 @@ export interface PreparedMessage extends Analysis {
   clientIp: string | null;
   recipients: RuledRoute[];
   receivedAt: Date;
+  /** Inserts the delivery jobs already leased to this process's delivery worker; without it they are pending. */
+  jobLease?: JobLease;
 }
 
 export interface WrittenEmail {
@@ -33,7 +35,8 @@ export interface WrittenEmail {
   recipient: string;
   /** True when an earlier copy was found and nothing new was stored for this recipient. */
   duplicate: boolean;
-  deliveryIds: string[];
+  /** The delivery jobs queued for it, as inserted. */
+  deliveries: DeliveryJob[];
 }
 
 /** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
@@ -144,7 +147,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       route,
     );
     if (duplicate) {
-      written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveryIds: [] });
+      written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveries: [] });
       continue;
     }
     const id = newId('email', message.receivedAt.getTime());
@@ -181,13 +184,14 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
     }
     await insertRow(trx, 'emails', row);
 
-    const deliveryIds: string[] = [];
+    const deliveries: DeliveryJob[] = [];
     const target = await jobTarget(trx, route);
     if (target) {
-      const job = await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now);
-      deliveryIds.push(job.id);
+      deliveries.push(
+        await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now, message.jobLease),
+      );
     }
-    written.push({ id, recipient: route.recipient, duplicate: false, deliveryIds });
+    written.push({ id, recipient: route.recipient, duplicate: false, deliveries });
   }
   return written;
 }

@@ -2,12 +2,13 @@ import { availableParallelism } from 'node:os';
 import type { BlobStore } from '../blobs/index.ts';
 import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
+import { isCommitOutcomeUnknown } from '../db/index.ts';
+import type { JobLease } from '../delivery/index.ts';
 import { parseMessage } from '../mime/index.ts';
 import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
 import { type Analysis, contentSha256 } from './analysis.ts';
 import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, RuledRoute, WrittenEmail } from './email-writer.ts';
-import { isCommitOutcomeUnknown } from './group-committer.ts';
 import { receivedHeader } from './received-header.ts';
 import { createSpamScanner } from './spamd.ts';
 import { createVerdictChecker, type RawResolver } from './verdicts.ts';
@@ -57,6 +58,11 @@ export interface IngestDependencies {
   mxHost: string;
   /** Runs each recipient's account rules and blocklist on the analysed message, before the writer stores it. */
   rules: Pick<RuleEvaluator, 'evaluate'>;
+  /**
+   * Asked before each message's transaction: a lease to insert its delivery jobs with, already leased to this
+   * process's delivery worker, which `onCommitted`'s listener then hands them to; undefined inserts them pending.
+   */
+  newJobLease?: () => JobLease | undefined;
 }
 
 /** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
@@ -196,6 +202,7 @@ export function createIngestService(deps: IngestDependencies) {
       clientIp: message.clientIp,
       recipients,
       receivedAt: message.receivedAt,
+      jobLease: deps.newJobLease?.(),
       ...analysis.value,
     };
 
@@ -231,8 +238,8 @@ export function createIngestService(deps: IngestDependencies) {
   return {
     ingest,
     /**
-     * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to wake the
-     * delivery worker in-process. Returns a function that removes the listener.
+     * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to hand their
+     * delivery jobs to the delivery worker in-process. Returns a function that removes the listener.
      */
     onCommitted(listener: CommittedListener): () => void {
       listeners.add(listener);

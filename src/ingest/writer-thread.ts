@@ -1,9 +1,8 @@
 import { workerData } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { DatabaseConfig } from '../config/index.ts';
-import { openDatabase } from '../db/index.ts';
+import { GroupCommitter, openDatabase } from '../db/index.ts';
 import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
-import { GroupCommitter } from './group-committer.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface WriteRequest {

@@ -8,7 +8,7 @@ import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { createWebhookEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+import { createWebhookEndpoint, type DeliveryView, routeAddress, waitForDelivery } from './setup.ts';
 
 const SECRET = `whsec_${Buffer.from('mailroom-webhook-test-secret-32b').toString('base64')}`;
 
@@ -205,6 +205,20 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       [[null, 'Request timeout after 1s']],
     );
     assert.equal(delivery.responseData!.responseCode, null);
+  });
+
+  test('a fresh job is stored leased to this process, in the commit of its email: its webhook goes out unclaimed', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 0, timeout: 2 });
+    receiver.answer('hang');
+    const emailId = await deliver(address);
+    await receiver.waitForRequests(1);
+    const inFlight = await waitForDelivery(api, emailId, (d) => d.status === 'processing');
+    const { createdAt, updatedAt } = inFlight as DeliveryView & Record<string, string>;
+    // A claim would have set updatedAt to its own time, after the commit that created the job.
+    assert.deepEqual({ attempts: inFlight.attempts, updatedAt }, { attempts: 0, updatedAt: createdAt });
+    const finished = await waitForDelivery(api, emailId);
+    assert.equal(finished.status, 'failed');
+    assert.equal(receiver.requests.length, 1);
   });
 
   test('410 Gone stops retrying and deactivates the endpoint, with the reason on it', async () => {

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { sql } from 'kysely';
-import { type DatabaseHandle, openDatabase } from '../../src/db/index.ts';
-import { CommitOutcomeUnknown, GroupCommitter } from '../../src/ingest/group-committer.ts';
+import { CommitOutcomeUnknown, type DatabaseHandle, GroupCommitter, openDatabase } from '../../src/db/index.ts';
 
 let dir: string;
 let handle: DatabaseHandle;

@@ -1,7 +1,11 @@
 import type { Transaction } from 'kysely';
-import type { Database, Db } from '../db/index.ts';
+import type { Db } from './database.ts';
+import type { Database } from './schema.ts';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+
+/** Runs `work` with a database handle, e.g. on one connection set up for it and put back after. */
+export type Session = <T>(work: (db: Db) => Promise<T>) => Promise<T>;
 
 interface Pending<T> {
   work: Work<T>;
@@ -29,7 +33,7 @@ export function isCommitOutcomeUnknown(error: unknown): boolean {
  * so it cannot take the others down with it; a failed COMMIT is not retried, because the batch may have committed.
  */
 export class GroupCommitter {
-  private readonly db: Db;
+  private readonly session: Session;
   private readonly maxBatch: number;
   private queue: Pending<unknown>[] = [];
   private running = 0;
@@ -38,8 +42,12 @@ export class GroupCommitter {
   private gathering: NodeJS.Timeout | undefined;
   private readonly gatherMs: number;
 
-  constructor(db: Db, options: { maxBatch?: number; concurrency?: number; gatherMs?: number } = {}) {
-    this.db = db;
+  /**
+   * `gatherMs`: how long an idle committer holds work for others to join; `session`: where each transaction runs
+   * (by default on `db` itself).
+   */
+  constructor(db: Db, options: { maxBatch?: number; concurrency?: number; gatherMs?: number; session?: Session } = {}) {
+    this.session = options.session ?? ((work) => work(db));
     this.gatherMs = options.gatherMs ?? 1;
     this.maxBatch = options.maxBatch ?? 200;
     this.concurrency = options.concurrency ?? 1;
@@ -124,11 +132,13 @@ export class GroupCommitter {
   private async transaction<T>(work: Work<T>): Promise<T> {
     let committing = false;
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const result = await work(trx);
-        committing = true;
-        return result;
-      });
+      return await this.session((db) =>
+        db.transaction().execute(async (trx) => {
+          const result = await work(trx);
+          committing = true;
+          return result;
+        }),
+      );
     } catch (error) {
       if (!committing) throw error;
       throw new CommitOutcomeUnknown(`commit failed: ${error instanceof Error ? error.message : String(error)}`, {
