@@ -14,6 +14,7 @@ import { buildHttpServer } from './http/index.ts';
 import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
 import { extractAttachment } from './mime/index.ts';
+import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
 import { RoutingService } from './routing/index.ts';
 import { BlocklistService, explainRouting, RuleEvaluator, RulesService } from './rules/index.ts';
 import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
@@ -174,6 +175,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });
   const threads = new ThreadsService({ db, pages, clock });
+  const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock });
+  const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });
+  const erasures = new ErasureService({ db, pages, clock, eraser });
   const http = await buildHttpServer(
     {
       accounts,
@@ -186,6 +190,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       threads,
       rules,
       blocklist,
+      retention,
+      erasures,
       explainRouting: (accountId, input) => explainRouting(explainDependencies, accountId, input),
       ping: database.ping,
     },
@@ -195,6 +201,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   );
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;
+  let retentionSweeper: ReturnType<typeof startRetentionSweeper> | undefined;
   // The filesystem store is this process's alone, so a clean stop can vouch for its blobs (see cleanStopMarker).
   const cleanStop = config.blobs.kind === 'fs' ? cleanStopMarker(config.dataDir) : null;
   /** Set once start-up has dealt with what an earlier crash may have left, so a clean stop may say so. */
@@ -227,11 +234,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
         throw new ListenError('http', config.http.port, error);
       });
       verifier = startDomainVerifier(domains, config.domainVerification.intervalMs, logger);
+      retentionSweeper = startRetentionSweeper(retention, config.retention.sweepIntervalMs, logger);
       await delivery.start();
       return { httpUrl, smtpPort };
     },
     async close() {
       await verifier?.stop();
+      await retentionSweeper?.stop();
       await smtp.close();
       const settled = await ingest.drain();
       await delivery.stop();

@@ -42,10 +42,12 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   ],
   mail: ['core', 'db', 'mime', 'search'],
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
+  /** Retention periods, legal holds, expiry and erase by query: deletes mail through its rows and blobs. */
+  retention: ['core', 'db', 'mail', 'search'],
   smtp: ['core', 'routing', 'ingest'],
   /** The web console: static files and the plugin that serves them; it reaches Mailroom only through the public API. */
   console: [],
-  http: ['console', 'core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery', 'rules'],
+  http: ['console', 'core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery', 'rules', 'retention'],
   sandbox: ['accounts', 'domains', 'addresses', 'endpoints'],
 };
 

@@ -181,9 +181,10 @@ export class AccountsService {
 
   /**
    * The account a presented key belongs to, or undefined for an unknown or revoked key. Nothing is cached: each call
-   * reads the key's row, so a revocation by any process on the same database applies to the next request.
+   * reads the key's row, so a revocation by any process on the same database applies to the next request. The key's
+   * id comes with it, for what records who did something.
    */
-  async authenticate(key: string): Promise<Account | undefined> {
+  async authenticate(key: string): Promise<(Account & { keyId: string }) | undefined> {
     const row = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
@@ -199,7 +200,7 @@ export class AccountsService {
       .executeTakeFirst();
     if (!row) return undefined;
     await this.noteUse(row.key_id, row.last_used_at);
-    return { id: row.id, name: row.name, domainLimit: row.domain_limit };
+    return { id: row.id, name: row.name, domainLimit: row.domain_limit, keyId: row.key_id };
   }
 
   /** Sets the account's domain limit; null means unlimited. */

@@ -32,7 +32,10 @@ type Located =
  * each.
  *
  * A key is `<segment>/<offset>-<length>`; keys of blobs stored one file each (by earlier versions) still read and
- * delete as files. Deleting a segment's blob marks its record dead; a segment whose records are all dead is removed.
+ * delete as files. Deleting a segment's blob marks its record dead; a segment whose records are all dead, none still
+ * being written, is removed (the active one is sealed first), which is how expired mail gives its space back:
+ * segments fill in time order, so mail expiring in time order empties whole segments. Records are not moved to
+ * compact a segment that still holds live ones, as a key names its record's place and is stored in the emails' rows.
  * A crash mid-write can leave a torn record at a segment's end, never one a stored email refers to (rows are
  * committed only after the put resolved), and ingest's start-up recovery marks dead the records no row refers to.
  * One process writes a directory's segments: the filesystem store is for a single Mailroom process (scale-out
@@ -42,10 +45,11 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
   await mkdir(root, { recursive: true });
   const syncedDirs = new Set<string>();
   let active: Segment | undefined;
-  /** Segments this process created: their records may still be on their way to disk, so they are never removed. */
-  const ownSegments = new Set<string>();
+  /** Segments this process created, by key; each counts its records from the moment they are reserved. */
+  const ownSegments = new Map<string, Segment>();
   /** Live records per segment of an earlier run, counted the first time one of its records is deleted. */
   const liveRecords = new Map<string, number>();
+  let deletions: Promise<void> = Promise.resolve();
 
   async function ensureDurableDir(dir: string) {
     if (syncedDirs.has(dir)) return;
@@ -60,8 +64,8 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     // Not awaited: the sealed segment finishes the writes already queued on its own, and the new one starts now.
     active?.seal();
     const key = `${relative(root, dir).split(sep).join('/')}/${newId('seg')}${SEGMENT_SUFFIX}`;
-    ownSegments.add(key);
     active = new Segment(key, dir, join(root, key), ensureDurableDir(dir));
+    ownSegments.set(key, active);
     return active;
   }
 
@@ -110,24 +114,37 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       throw error;
     }
     let remaining: number | undefined;
+    const own = ownSegments.get(blob.segmentKey);
     try {
       if (!(await isLiveRecord(handle, blob.offset, blob.length))) return;
       // No fsync: a mark lost in a crash only leaves the record for the next recovery to find again.
       await handle.write(DEAD, 0, DEAD.length, blob.offset - HEADER_BYTES);
-      if (ownSegments.has(blob.segmentKey)) return;
-      remaining = liveRecords.get(blob.segmentKey);
-      if (remaining === undefined) {
-        remaining = 0;
-        for await (const _record of readRecords(handle, blob.segmentKey)) remaining++;
-      } else remaining--;
-      liveRecords.set(blob.segmentKey, remaining);
+      if (own) remaining = own.recordDeleted();
+      else {
+        remaining = liveRecords.get(blob.segmentKey);
+        if (remaining === undefined) {
+          remaining = 0;
+          for await (const _record of readRecords(handle, blob.segmentKey)) remaining++;
+        } else remaining--;
+        liveRecords.set(blob.segmentKey, remaining);
+      }
     } finally {
       await handle.close();
     }
-    if (remaining === 0) {
-      liveRecords.delete(blob.segmentKey);
-      await rm(blob.path, { force: true });
+    if (remaining === 0) await removeSegment(blob.segmentKey, blob.path, own);
+  }
+
+  /** Removes a segment without live records; one of this process is sealed first, so no put lands in it after. */
+  async function removeSegment(segmentKey: string, path: string, own: Segment | undefined) {
+    liveRecords.delete(segmentKey);
+    if (own) {
+      // A put may have reserved a record while the deletion awaited its file.
+      if (own.liveRecordCount > 0) return;
+      if (active === own) active = undefined;
+      ownSegments.delete(segmentKey);
+      await own.seal();
     }
+    await rm(path, { force: true });
   }
 
   return {
@@ -144,8 +161,11 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     getRange: (key, start, end) => openForRead(key, start, end),
     async delete(key) {
       const blob = locate(key);
-      if (blob.kind === 'file') await rm(blob.path, { force: true });
-      else await deleteRecord(blob);
+      if (blob.kind === 'file') return rm(blob.path, { force: true });
+      // One at a time, so two deletions of one record cannot both find it live and count it off twice.
+      const deletion = deletions.then(() => deleteRecord(blob));
+      deletions = deletion.catch(() => {});
+      await deletion;
     },
     async *list(prefix: string): AsyncIterable<ListedBlob> {
       const base = join(root, prefix.replace(/\/+$/, ''));
@@ -253,6 +273,8 @@ class Segment {
   private queue: PendingAppend[] = [];
   private written = 0;
   private writing: Promise<void> | undefined;
+  /** Records reserved (durable or on their way) and not deleted; a failed write takes its records off. */
+  private liveRecords = 0;
 
   constructor(key: string, dir: string, path: string, dirReady: Promise<void>) {
     this.key = key;
@@ -277,10 +299,24 @@ class Segment {
   append(chunks: readonly Buffer[], size: number): Promise<number> {
     const offset = this.size + HEADER_BYTES;
     this.size = offset + size;
+    this.liveRecords++;
     return new Promise<number>((resolve, reject) => {
-      this.queue.push({ buffers: [recordHeader(size), ...chunks], resolve: () => resolve(offset), reject });
+      const failed = (error: unknown) => {
+        this.liveRecords--;
+        reject(error);
+      };
+      this.queue.push({ buffers: [recordHeader(size), ...chunks], resolve: () => resolve(offset), reject: failed });
       this.writing ??= this.drain();
     });
+  }
+
+  /** Counts a deleted record off; returns how many are left, those still being written included. */
+  recordDeleted(): number {
+    return --this.liveRecords;
+  }
+
+  get liveRecordCount(): number {
+    return this.liveRecords;
   }
 
   /** Takes no more records; resolves once those queued are written and the file is closed. */

@@ -61,6 +61,8 @@ export interface Config {
   allowPrivateDestinations: boolean;
   subaddressing: boolean;
   domainVerification: { intervalMs: number; giveUpAfterMs: number };
+  /** How often each process deletes the mail past its retention period. */
+  retention: { sweepIntervalMs: number };
   delivery: {
     /** Attempts one process runs at once. */
     concurrency: number;
@@ -167,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intervalMs: e.DOMAIN_VERIFY_INTERVAL_SECONDS * 1000,
       giveUpAfterMs: e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600 * 1000,
     },
+    retention: { sweepIntervalMs: e.RETENTION_SWEEP_SECONDS * 1000 },
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,
       retryScale: e.DELIVERY_RETRY_SCALE,

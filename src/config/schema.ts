@@ -73,6 +73,8 @@ export const EnvSchema = Type.Object({
   FORWARD_MX_PORT: Port(25),
   DOMAIN_VERIFY_INTERVAL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 300 }),
   DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
+  /** How often mail past its retention period is looked for and deleted (src/retention). */
+  RETENTION_SWEEP_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 600 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

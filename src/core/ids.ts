@@ -47,7 +47,9 @@ export type IdPrefix =
   | 'msg'
   | 'seg'
   | 'rule'
-  | 'blk';
+  | 'blk'
+  | 'era'
+  | 'bera';
 
 /** A prefixed id whose text sorts by creation time (ULID-like: 10 chars of ms time, 16 random). */
 export function newId(prefix: IdPrefix, now = Date.now()): string {

@@ -11,6 +11,8 @@ export interface AccountsTable {
   name: string;
   domain_limit: number | null;
   created_at: string;
+  /** Days mail is kept, unless a domain or address says otherwise; null keeps it forever (migration 0021). */
+  retention_days?: number | null;
 }
 
 export interface ApiKeysTable {
@@ -44,6 +46,10 @@ export interface DomainsTable {
   verified_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Days its mail is kept, over the account's; null defers to the account (migration 0021, src/retention). */
+  retention_days?: number | null;
+  /** Set: none of its mail expires, whatever the retention periods say (defaults to 0). */
+  legal_hold?: Flag;
 }
 
 export interface DnsRecordsTable {
@@ -104,6 +110,10 @@ export interface EmailAddressesTable {
   is_active: Flag;
   created_at: string;
   updated_at: string;
+  /** Days its mail is kept, over its domain's and the account's; null defers to them (migration 0021). */
+  retention_days?: number | null;
+  /** Set: none of its mail expires, whatever the retention periods say (defaults to 0). */
+  legal_hold?: Flag;
 }
 
 export interface ThreadsTable {
@@ -273,6 +283,24 @@ export interface BlockedSendersTable {
   created_at: string;
 }
 
+/** The raw blob of a deleted email, to delete once no email row refers to it (see src/retention). */
+export interface BlobErasuresTable {
+  id: string;
+  blob_key: string;
+  queued_at: string;
+}
+
+/** The audit record of one erase by query: never the content, only who, when, the filter and how many. */
+export interface MailErasuresTable {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  /** The list filter the erase matched, as the API gave it. */
+  filter_json: string;
+  erased_count: number;
+  erased_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -289,4 +317,6 @@ export interface Database {
   routing_version: RoutingVersionTable;
   rules: RulesTable;
   blocked_senders: BlockedSendersTable;
+  blob_erasures: BlobErasuresTable;
+  mail_erasures: MailErasuresTable;
 }

@@ -4,6 +4,8 @@ import type { Account, AccountsService } from '../accounts/index.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     account: Account;
+    /** The id of the API key the request came with. */
+    apiKeyId: string;
   }
   interface FastifyContextConfig {
     /** The `error` text for a missing or invalid key on this route; `Unauthorized` unless the spec says otherwise. */
@@ -36,6 +38,7 @@ function credentials(header: string | undefined): Credentials {
 /** Requires an API key on every route registered in the given scope. */
 export function requireApiKey(scope: FastifyInstance, accounts: AccountsService) {
   scope.decorateRequest('account', null as unknown as Account);
+  scope.decorateRequest('apiKeyId', '');
   scope.addHook('onRequest', async (request, reply) => {
     const presented = credentials(request.headers.authorization);
     const account = 'key' in presented ? await accounts.authenticate(presented.key) : undefined;
@@ -44,6 +47,8 @@ export function requireApiKey(scope: FastifyInstance, accounts: AccountsService)
       reply.header('WWW-Authenticate', 'Bearer realm="Mailroom"');
       return reply.code(401).send({ error: request.routeOptions.config.unauthorizedMessage ?? 'Unauthorized', detail });
     }
-    request.account = account;
+    const { keyId, ...identity } = account;
+    request.account = identity;
+    request.apiKeyId = keyId;
   });
 }

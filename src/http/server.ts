@@ -11,6 +11,7 @@ import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
 import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
+import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
 import { e2Routes } from './e2/routes.ts';
 import { answerClientError, handleError } from './errors.ts';
@@ -29,6 +30,10 @@ export interface HttpServices {
   threads: ThreadsService;
   rules: RulesService;
   blocklist: BlocklistService;
+  /** Retention periods and legal holds of the account, its domains and addresses. */
+  retention: RetentionService;
+  /** Erase by query and its audit records. */
+  erasures: ErasureService;
   /** A dry run of what SMTP, routing and the account's rules would do with one recipient. */
   explainRouting(accountId: string, input: ExplainInput): Promise<RoutingExplanation>;
   /** Resolves when the database answers; used by /readyz. */

@@ -1,4 +1,5 @@
 export type { MailFilter, TimeRange } from '../search/index.ts';
+export { type ListFilter, resolveListFilter } from './list-filter.ts';
 export {
   type AttachmentExtractor,
   type EmailDetail,

@@ -84,7 +84,7 @@ describe('filesystem blob store (segment files)', () => {
     await store.close();
   });
 
-  test("a segment of an earlier run is removed once all its blobs are deleted; this run's segment is kept", async () => {
+  test('a segment of an earlier run is removed once all its blobs are deleted, and only then', async () => {
     const dir = join(root, 'earlier');
     const earlier = await openFsBlobStore(dir);
     const old = await Promise.all(
@@ -94,13 +94,40 @@ describe('filesystem blob store (segment files)', () => {
 
     const store = await openFsBlobStore(dir);
     const current = await store.put('raw/2026/11/24/msg_d.eml', [Buffer.from('d')]);
-    await store.delete(current.key);
     await store.delete(old[0]!.key);
     await store.delete(old[1]!.key);
     assert.equal((await files('earlier/raw/2026/11/24')).length, 2);
     await store.delete(old[2]!.key);
     const left = await files('earlier/raw/2026/11/24');
     assert.deepEqual(left, [`${current.key.split('/')[4]}`]);
+    await store.close();
+  });
+
+  test("this run's segment is removed once all its blobs are deleted (expiry reclaims space); puts go on", async () => {
+    const store = await openFsBlobStore(join(root, 'current'));
+    const first = await Promise.all(
+      ['a', 'b'].map((name) => store.put(`raw/2026/11/24/msg_${name}.eml`, [Buffer.from(name)])),
+    );
+    await store.delete(first[0]!.key);
+    assert.equal((await files('current/raw/2026/11/24')).length, 1);
+    await store.delete(first[1]!.key);
+    assert.deepEqual(await files('current/raw/2026/11/24'), []);
+    const next = await store.put('raw/2026/11/24/msg_c.eml', [Buffer.from('c')]);
+    assert.notEqual(next.key.split('/')[4], first[0]!.key.split('/')[4]);
+    assert.equal(await read(store, next.key), 'c');
+    assert.deepEqual(await listed(store), [next.key]);
+    await store.close();
+  });
+
+  test('a segment with a put still being written is kept when its other blobs are deleted', async () => {
+    const store = await openFsBlobStore(join(root, 'in-flight'));
+    const stored = await store.put('raw/2026/11/24/msg_a.eml', [Buffer.from('a')]);
+    const writing = store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('b')]);
+    await store.delete(stored.key);
+    const pending = await writing;
+    assert.equal(pending.key.split('/')[4], stored.key.split('/')[4]);
+    assert.equal(await read(store, pending.key), 'b');
+    assert.equal((await files('in-flight/raw/2026/11/24')).length, 1);
     await store.close();
   });
 

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { type App, createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import type { Clock } from '../../src/core/index.ts';
 
 /** Set by `.ci/run` (and by anyone who wants to) to run the suite against PostgreSQL instead of SQLite. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -23,11 +24,17 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** What a test may give the app besides configuration. */
+export interface TestAppOptions {
+  /** The services' "now", for tests that move time forward. */
+  clock?: Clock;
+}
+
 /**
  * Starts a real Mailroom on loopback port 0 with its own data directory and, on PostgreSQL, its own schema.
  * `env` overrides configuration variables exactly as a deployment would set them.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-test-'));
   const schema = TEST_DATABASE_URL ? `t_${randomBytes(6).toString('hex')}` : undefined;
   const apiKey = `mr_test_${randomBytes(16).toString('hex')}`;
@@ -54,7 +61,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       done();
     },
   });
-  const app = await createApp(config, { logger: pino({ level: 'error' }, errorSink) });
+  const app = await createApp(config, { logger: pino({ level: 'error' }, errorSink), clock: options.clock });
   await app.accounts.ensureKey('default', apiKey);
   const { httpUrl, smtpPort } = await app.start();
   return {

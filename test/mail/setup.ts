@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -18,9 +18,13 @@ export interface MailWorld {
  * A running Mailroom with verified domains (through loopback DNS) and an active address for each of `addresses`,
  * created through the API, so mail sent over SMTP is stored the way a user's would be.
  */
-export async function startMailWorld(addresses: string[], env: Record<string, string> = {}): Promise<MailWorld> {
+export async function startMailWorld(
+  addresses: string[],
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<MailWorld> {
   const dns = await startDnsServer();
-  const server = await startTestApp({ DNS_SERVERS: dns.address, ...env });
+  const server = await startTestApp({ DNS_SERVERS: dns.address, ...env }, options);
   const api = apiClient(server.baseUrl, server.apiKey);
   const domainIds = new Map<string, string>();
   for (const address of addresses) {

@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
-import type { MailService } from '../../mail/index.ts';
+import { type Static, Type } from 'typebox';
+import type { ListFilter, MailService } from '../../mail/index.ts';
 import { pagination } from '../pagination.ts';
 import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
 import { type Api, type Tags, UncheckedBody } from '../shared/api.ts';
@@ -26,6 +26,31 @@ interface MailRouteOptions {
 
 const TimeRange = Type.Union(['24h', '7d', '30d', '90d'].map((range) => Type.Literal(range as '24h')));
 
+/** The parameters that say which mail a list shows; erase by query takes the same. */
+export const MailFilterParams = {
+  search: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('processed'), Type.Literal('failed')])),
+  domain: Type.Optional(Type.String({ description: 'A domain name, or `all`' })),
+  timeRange: Type.Optional(TimeRange),
+  includeArchived: Type.Optional(Type.Boolean()),
+  emailAddress: Type.Optional(Type.String()),
+  emailId: Type.Optional(Type.String()),
+};
+const MailFilterObject = Type.Object(MailFilterParams);
+
+/** The list filter the parameters say. */
+export function listFilterOf(params: Static<typeof MailFilterObject>): ListFilter {
+  return {
+    search: params.search,
+    parseSuccess: params.status === 'processed' ? true : params.status === 'failed' ? false : undefined,
+    domain: params.domain,
+    timeRange: params.timeRange,
+    archived: params.includeArchived ? 'include' : 'exclude',
+    emailAddress: params.emailAddress,
+    emailId: params.emailId,
+  };
+}
+
 const LIST_DESCRIPTION = `Received mail, newest first. \`search\` uses the full-text index (subject, sender, recipients
 and, for free words, the text body) and accepts \`from:\`, \`to:\`, \`subject:\`, \`has:attachment\`, \`is:read\`,
 \`is:unread\`, \`before:YYYY-MM-DD\`, \`after:YYYY-MM-DD\`, \`"quoted phrases"\` and \`-\` to negate; unquoted words
@@ -41,35 +66,14 @@ export function listMail(app: Api, { tags, mail }: MailRouteOptions) {
         tags,
         summary: 'List and search received mail',
         description: LIST_DESCRIPTION,
-        querystring: Type.Object({
-          ...PaginationQuery,
-          search: Type.Optional(Type.String()),
-          status: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('processed'), Type.Literal('failed')])),
-          domain: Type.Optional(Type.String({ description: 'A domain name, or `all`' })),
-          timeRange: Type.Optional(TimeRange),
-          includeArchived: Type.Optional(Type.Boolean()),
-          emailAddress: Type.Optional(Type.String()),
-          emailId: Type.Optional(Type.String()),
-        }),
+        querystring: Type.Object({ ...PaginationQuery, ...MailFilterParams }),
         response: { 200: MailListSchema, ...errorResponses, 500: ErrorBody },
       },
     },
     async (request) => {
       const { query } = request;
       const page = pagination(query);
-      const { emails, total, totalIsExact, hasMore } = await mail.list(
-        request.account.id,
-        {
-          search: query.search,
-          parseSuccess: query.status === 'processed' ? true : query.status === 'failed' ? false : undefined,
-          domain: query.domain,
-          timeRange: query.timeRange,
-          archived: query.includeArchived ? 'include' : 'exclude',
-          emailAddress: query.emailAddress,
-          emailId: query.emailId,
-        },
-        page,
-      );
+      const { emails, total, totalIsExact, hasMore } = await mail.list(request.account.id, listFilterOf(query), page);
       return {
         emails: emails.map(presentMailItem),
         pagination: { total, limit: page.limit, offset: page.offset, hasMore, totalIsExact },

@@ -5,6 +5,16 @@ import { sharedRoutes } from '../shared/routes.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
+import {
+  eraseMail,
+  listErasures,
+  readAccountRetention,
+  readAddressRetention,
+  readDomainRetention,
+  setAccountRetention,
+  setAddressRetention,
+  setDomainRetention,
+} from './retention.ts';
 import { explainRouting } from './routing-explain.ts';
 import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook } from './webhooks.ts';
 
@@ -13,7 +23,7 @@ import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook 
  * camelCase received mail, the delivery log, and the account's API keys.
  */
 export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
-  const { accounts, webhooks, mail, deliveries } = services;
+  const { accounts, webhooks, mail, deliveries, retention, erasures } = services;
   requireApiKey(api, accounts);
   sharedRoutes(api, services, { tagPrefix: 'v2', catchAllMethod: 'PUT', domainMeta: true });
   listWebhooks(api, { tags: ['v2 webhooks'], webhooks });
@@ -22,6 +32,8 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   updateWebhook(api, { tags: ['v2 webhooks'], webhooks });
   deleteWebhook(api, { tags: ['v2 webhooks'], webhooks });
   listMail(api, { tags: ['v2 mail'], mail });
+  eraseMail(api, { tags: ['v2 mail'], erasures });
+  listErasures(api, { tags: ['v2 mail'], erasures });
   replyToMail(api, { tags: ['v2 mail'], mail });
   bulkUpdateMail(api, { tags: ['v2 mail'], mail });
   readMail(api, { tags: ['v2 mail'], mail });
@@ -36,4 +48,10 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   listKeys(api, { tags: ['v2 keys'], accounts });
   createKey(api, { tags: ['v2 keys'], accounts });
   revokeKey(api, { tags: ['v2 keys'], accounts });
+  readAccountRetention(api, { tags: ['v2 retention'], retention });
+  setAccountRetention(api, { tags: ['v2 retention'], retention });
+  readDomainRetention(api, { tags: ['v2 retention'], retention });
+  setDomainRetention(api, { tags: ['v2 retention'], retention });
+  readAddressRetention(api, { tags: ['v2 retention'], retention });
+  setAddressRetention(api, { tags: ['v2 retention'], retention });
 };

@@ -1,0 +1,13 @@
+import type { Clock } from '../../src/core/index.ts';
+
+/** A clock that runs with the real one, plus whatever the test has moved it forward by. */
+export function movableClock() {
+  let offsetMs = 0;
+  return {
+    now: () => new Date(Date.now() + offsetMs),
+    /** Moves "now" forward by `days`. */
+    advanceDays(days: number) {
+      offsetMs += days * 86_400_000;
+    },
+  } satisfies Clock & Record<string, unknown>;
+}

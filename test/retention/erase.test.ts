@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { type MailWorld, startMailWorld } from '../mail/setup.ts';
+import { isErased, isKept, type Sent, sendTracked } from './setup.ts';
+
+/**
+ * Erase by query for a data-subject request: three emails from subject@sender.test among others, and one from the
+ * same sender to another account, which must stay.
+ */
+let world: MailWorld;
+let outsider: ApiClient;
+const subject: Sent[] = [];
+let bystander: Sent;
+let otherAccountsMail: string;
+
+before(async () => {
+  world = await startMailWorld(['inbox@erase.test', 'sales@erase.test']);
+  for (const [to, word] of [
+    ['inbox@erase.test', 'erasealpha'],
+    ['sales@erase.test', 'erasebravo'],
+    ['inbox@erase.test', 'erasecharlie'],
+  ]) {
+    subject.push(await sendTracked(world, to!, word!, 'subject@sender.test'));
+  }
+  bystander = await sendTracked(world, 'inbox@erase.test', 'erasedelta', 'someone@sender.test');
+
+  outsider = apiClient(world.server.baseUrl, await world.server.newAccountKey('other-erase'));
+  const domain = await createVerifiedDomain(outsider, world.dns, 'other-erase.test');
+  assert.equal(
+    (await outsider.post('/api/v2/email-addresses', { address: 'me@other-erase.test', domainId: domain.id })).status,
+    201,
+  );
+  [otherAccountsMail] = await world.deliver({ from: 'subject@sender.test', to: 'me@other-erase.test', text: 'hi' });
+});
+after(() => world.close());
+
+const FILTER = { emailAddress: 'subject@sender.test', includeArchived: true };
+
+test('POST /api/v2/mail/erase: a dry run counts the matches and erases nothing', async () => {
+  const answer = await world.api.post('/api/v2/mail/erase', { ...FILTER, dryRun: true });
+  assert.deepEqual([answer.status, answer.body], [200, { dryRun: true, count: 3 }]);
+  for (const sent of subject) assert.ok(await isKept(world, sent));
+});
+
+test('POST /api/v2/mail/erase: 400 without expectedCount, 409 with the count when it does not match', async () => {
+  const missing = await world.api.post('/api/v2/mail/erase', FILTER);
+  assert.deepEqual(
+    [missing.status, missing.body],
+    [400, { error: 'expectedCount is required to erase: send the count of a dry run with the same filter' }],
+  );
+  const stale = await world.api.post('/api/v2/mail/erase', { ...FILTER, expectedCount: 2 });
+  assert.deepEqual(
+    [stale.status, stale.body],
+    [409, { error: 'The filter matches 3 emails, not the expected 2: run the dry run again', count: 3 }],
+  );
+  for (const sent of subject) assert.ok(await isKept(world, sent));
+  assert.deepEqual((await world.api.get('/api/v2/mail/erasures')).body.erasures, []);
+});
+
+test('POST /api/v2/mail/erase: erases the matches (rows, search entries, blobs) and records who, what filter, how many', async () => {
+  const keys = await world.api.get('/api/v2/keys');
+  const keyId = keys.body.data[0].id;
+  const answer = await world.api.post('/api/v2/mail/erase', { ...FILTER, expectedCount: 3 });
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const { erasure } = answer.body;
+  assert.match(erasure.id, /^era_/);
+  assert.ok(!Number.isNaN(Date.parse(erasure.erasedAt)));
+  assert.deepEqual(answer.body, {
+    dryRun: false,
+    count: 3,
+    erasure: { id: erasure.id, apiKeyId: keyId, filter: FILTER, erasedCount: 3, erasedAt: erasure.erasedAt },
+  });
+  for (const sent of subject) assert.ok(await isErased(world, sent), sent.word);
+  assert.ok(await isKept(world, bystander), 'mail from another sender stays');
+
+  const audit = await world.api.get('/api/v2/mail/erasures');
+  assert.deepEqual(audit.body, {
+    erasures: [erasure],
+    pagination: { limit: 50, offset: 0, total: 1, hasMore: false },
+  });
+  assert.doesNotMatch(JSON.stringify(audit.body), /erasealpha|erasebravo|erasecharlie/, 'no content in the audit');
+});
+
+test("POST /api/v2/mail/erase: another account's mail and audit records are untouched", async () => {
+  const theirs = await outsider.get(`/api/v2/mail/${otherAccountsMail}`);
+  assert.equal(theirs.status, 200);
+  assert.equal(theirs.body.from, 'subject@sender.test');
+  assert.deepEqual((await outsider.get('/api/v2/mail/erasures')).body.erasures, []);
+  const dryRun = await outsider.post('/api/v2/mail/erase', { ...FILTER, dryRun: true });
+  assert.deepEqual(dryRun.body, { dryRun: true, count: 1 });
+});
