@@ -282,21 +282,6 @@ export class MailService {
     return { threadId: email.threadId, messages: await loadThreadMessages(this.#db, accountId, email.threadId) };
   }
 
-  /** `id` as an email, or as a thread (its latest email): what an e2 reply answers. */
-  async emailOrThreadLatest(accountId: string, id: string): Promise<StoredEmail> {
-    const notFound = 'Email or thread not found';
-    if (!ID_PATTERN.test(id)) throw new NotFound(notFound);
-    const latest = await this.#db
-      .selectFrom('emails')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where((eb) => eb.or([eb('id', '=', id), eb('thread_id', '=', id)]))
-      .orderBy('received_at', 'desc')
-      .executeTakeFirst();
-    if (!latest) throw new NotFound(notFound);
-    return this.find(accountId, latest.id, notFound);
-  }
-
   /**
    * Attachment `selector` of an email: the first one with that filename, or the one at that 0-based index of the
    * email's attachment list. Streams it from the raw message; nothing is held in memory.

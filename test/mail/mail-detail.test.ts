@@ -261,28 +261,6 @@ describe('e2 /emails', () => {
     assert.deepEqual((await other.get(`/api/e2/emails/${richId}`)).body, { error: 'Email not found' });
   });
 
-  test('POST /api/e2/emails/{id}/reply answers the placeholder in e2 form, defaulting to and subject', async () => {
-    const response = await api.post(`/api/e2/emails/${richId}/reply`, { from: 'inbox@detail.test', text: 'Thanks' });
-    assert.equal(response.status, 200);
-    assert.deepEqual(response.body, {
-      message: 'Reply validated. Sending replies is not implemented yet; nothing was sent.',
-      original_email_id: richId,
-      reply_data: {
-        to: 'replies@sender.test',
-        subject: 'Re: Detail check',
-        has_text_body: true,
-        has_html_body: false,
-        attachment_count: 0,
-      },
-      status: 'pending_implementation',
-    });
-    const missing = await api.post(`/api/e2/emails/${richId}/reply`, { from: 'inbox@detail.test' });
-    assert.deepEqual(missing.body, { error: 'Either html or text content must be provided' });
-    const unknown = await api.post('/api/e2/emails/email_nope/reply', { from: 'a@b.test', text: 'x' });
-    assert.equal(unknown.status, 404);
-    assert.deepEqual(unknown.body, { error: 'Email or thread not found' });
-  });
-
   test('sending and scheduling answer 501 in both families', async () => {
     for (const [method, path] of [
       ['POST', '/api/e2/emails'],
@@ -290,9 +268,14 @@ describe('e2 /emails', () => {
       ['POST', '/api/e2/emails/schedule'],
       ['GET', '/api/v2/emails/schedule'],
       ['DELETE', '/api/e2/emails/schedule/sched_1'],
+      ['DELETE', `/api/e2/emails/${richId}`],
+      ['POST', `/api/e2/emails/${richId}/reply`],
+      ['GET', `/api/v2/emails/${richId}`],
+      ['POST', `/api/v2/emails/${richId}/reply`],
     ] as const) {
       const response = await api.call(method, path, method === 'POST' ? { from: 'a@b.test' } : undefined);
       assert.equal(response.status, 501, `${method} ${path}`);
+      assert.equal(response.headers.get('x-should-retry'), 'false');
       assert.deepEqual(response.body, { error: 'Sending is not supported by Mailroom' });
     }
   });

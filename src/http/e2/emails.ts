@@ -4,21 +4,13 @@ import type { MailFilter, MailService } from '../../mail/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { pagination } from '../pagination.ts';
 import { errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
-import { type Api, BodyTypes, type Tags, UncheckedBody } from '../shared/api.ts';
-import { checkE2Reply } from '../shared/mail-input.ts';
+import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
 import { E2RetrySchema, presentE2Retry } from '../shared/presenters/deliveries.ts';
-import {
-  E2EmailItemSchema,
-  E2EmailSchema,
-  E2ReplyPlaceholderSchema,
-  presentE2Email,
-  presentE2EmailItem,
-  presentE2ReplyPlaceholder,
-} from './presenters/emails.ts';
+import { E2EmailItemSchema, E2EmailSchema, presentE2Email, presentE2EmailItem } from './presenters/emails.ts';
 
 /**
- * e2 `/emails`: received mail (Mailroom keeps no sent mail, so `type=sent|scheduled` lists nothing), the reply
- * placeholder and delivery retry.
+ * e2 `/emails`: received mail (Mailroom keeps no sent mail, so `type=sent|scheduled` lists nothing) and delivery
+ * retry; replying is sending (src/http/shared/sending.ts).
  */
 
 interface EmailRouteOptions {
@@ -153,26 +145,6 @@ export function readEmail(app: Api, { tags, mail }: EmailRouteOptions) {
       },
     },
     async (request) => presentE2Email((await mail.read(request.account.id, request.params.id)).email),
-  );
-}
-
-export function replyToEmail(app: Api, { tags, mail }: EmailRouteOptions) {
-  app.post(
-    '/emails/:id/reply',
-    {
-      schema: {
-        tags,
-        summary: 'Reply to a received email or thread (placeholder)',
-        description: 'Validates the reply and answers `pending_implementation`. Nothing is sent.',
-        params: IdParams,
-        body: UncheckedBody(['from', 'to', 'subject', 'html', 'text', 'attachments']),
-        response: { 200: E2ReplyPlaceholderSchema, ...errorResponses },
-      },
-    },
-    async (request) => {
-      const original = () => mail.emailOrThreadLatest(request.account.id, request.params.id);
-      return presentE2ReplyPlaceholder(await checkE2Reply(request.body ?? {}, original));
-    },
   );
 }
 

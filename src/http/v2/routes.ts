@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
+import { readSentEmail, replyToEmail } from '../shared/sending.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
 import { explainRouting } from './routing-explain.ts';
@@ -27,6 +28,8 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   updateMail(api, { tags: ['v2 mail'], mail });
   mailThread(api, { tags: ['v2 mail'], mail });
   rawMail(api, { tags: ['v2 mail'], mail });
+  readSentEmail(api, { tags: ['v2 emails'] });
+  replyToEmail(api, { tags: ['v2 emails'] });
   retryDelivery(api, { tags: ['v2 deliveries'], deliveries });
   listDeliveries(api, { tags: ['v2 deliveries'], deliveries });
   readDelivery(api, { tags: ['v2 deliveries'], deliveries });
