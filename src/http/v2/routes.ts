@@ -4,6 +4,7 @@ import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { readSentEmail, replyToEmail } from '../shared/sending.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
+import { checkDomainVerification, startDomainVerification } from './domain-auth.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
 import { explainRouting } from './routing-explain.ts';
 import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook } from './webhooks.ts';
@@ -16,6 +17,8 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   const { accounts, webhooks, mail, deliveries } = services;
   requireApiKey(api, accounts);
   sharedRoutes(api, services, { tagPrefix: 'v2', catchAllMethod: 'PUT', domainMeta: true });
+  startDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
+  checkDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
   listWebhooks(api, { tags: ['v2 webhooks'], webhooks });
   createWebhook(api, { tags: ['v2 webhooks'], webhooks });
   readWebhook(api, { tags: ['v2 webhooks'], webhooks });
