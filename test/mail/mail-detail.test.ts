@@ -261,6 +261,30 @@ describe('e2 /emails', () => {
     assert.deepEqual((await other.get(`/api/e2/emails/${richId}`)).body, { error: 'Email not found' });
   });
 
+  test('PATCH /api/e2/emails/{id} sets is_read / is_archived and answers the e2 email after the change', async () => {
+    const read = (await api.get(`/api/e2/emails/${richId}`)).body;
+    assert.equal(read.is_read, true);
+    const unread = await api.patch(`/api/e2/emails/${richId}`, { is_read: false, is_archived: true });
+    assert.equal(unread.status, 200);
+    assert.deepEqual(unread.body, { ...read, is_read: false, read_at: null, is_archived: true });
+    const unarchived = await api.patch(`/api/e2/emails/${richId}`, { is_archived: false });
+    assert.deepEqual(unarchived.body, { ...read, is_read: false, read_at: null, is_archived: false });
+    const marked = await api.patch(`/api/e2/emails/${richId}`, { is_read: true });
+    assert.deepEqual(marked.body, { ...read, read_at: marked.body.read_at });
+    assert.match(marked.body.read_at, /^\d{4}-\d\d-\d\dT/);
+
+    const none = await api.patch(`/api/e2/emails/${richId}`, {});
+    assert.equal(none.status, 400);
+    assert.deepEqual(none.body, { error: 'At least one of is_read or is_archived must be provided' });
+    const wrong = await api.patch(`/api/e2/emails/${richId}`, { is_read: 'maybe' });
+    assert.equal(wrong.status, 400);
+    assert.deepEqual(wrong.body, { error: 'Invalid request: body/is_read must be boolean' });
+    const other = apiClient(world.server.baseUrl, await world.server.newAccountKey('other-patch'));
+    const foreign = await other.patch(`/api/e2/emails/${richId}`, { is_read: false });
+    assert.equal(foreign.status, 404);
+    assert.deepEqual(foreign.body, { error: 'Email not found' });
+  });
+
   test('sending and scheduling answer 501 in both families', async () => {
     for (const [method, path] of [
       ['POST', '/api/e2/emails'],

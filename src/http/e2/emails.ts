@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { Invalid } from '../../core/index.ts';
 import type { DeliveryService } from '../../delivery/index.ts';
 import type { MailFilter, MailService } from '../../mail/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
@@ -145,6 +146,37 @@ export function readEmail(app: Api, { tags, mail }: EmailRouteOptions) {
       },
     },
     async (request) => presentE2Email((await mail.read(request.account.id, request.params.id)).email),
+  );
+}
+
+/** Marks a received email read/unread and archived/unarchived; answers the email after the change. */
+export function updateEmail(app: Api, { tags, mail }: EmailRouteOptions) {
+  app.patch(
+    '/emails/:id',
+    {
+      preValidation: emptyBodyAsObject,
+      schema: {
+        tags,
+        summary: 'Mark a received email read/unread, archived/unarchived',
+        description: 'At least one of `is_read` and `is_archived`. Answers the email as `GET /emails/{id}` does.',
+        consumes: BodyTypes,
+        params: IdParams,
+        body: Type.Object({
+          is_read: Type.Optional(Type.Boolean()),
+          is_archived: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: E2EmailSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { is_read: isRead, is_archived: isArchived } = request.body;
+      if (isRead === undefined && isArchived === undefined) {
+        throw new Invalid('At least one of is_read or is_archived must be provided');
+      }
+      const { id } = request.params;
+      await mail.update(request.account.id, id, { isRead, isArchived });
+      return presentE2Email(await mail.find(request.account.id, id));
+    },
   );
 }
 

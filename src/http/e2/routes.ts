@@ -4,7 +4,7 @@ import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { cancelEmail, replyToEmail } from '../shared/sending.ts';
 import { blockSender, listBlockedSenders, unblockSender } from './blocklist.ts';
-import { listEmails, readEmail, retryEmail } from './emails.ts';
+import { listEmails, readEmail, retryEmail, updateEmail } from './emails.ts';
 import { checkRule, createRule, deleteRule, generateRule, listRules, readRule, updateRule } from './guard.ts';
 import { listThreads, readThread } from './threads.ts';
 
@@ -18,6 +18,7 @@ export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   sharedRoutes(api, services, { tagPrefix: 'e2', catchAllMethod: 'PATCH', domainMeta: false });
   listEmails(api, { tags: ['e2 emails'], mail });
   readEmail(api, { tags: ['e2 emails'], mail });
+  updateEmail(api, { tags: ['e2 emails'], mail });
   replyToEmail(api, { tags: ['e2 emails'] });
   cancelEmail(api, { tags: ['e2 emails'] });
   retryEmail(api, { tags: ['e2 deliveries'], deliveries });
