@@ -13,7 +13,7 @@ import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints
 import { buildHttpServer } from './http/index.ts';
 import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
-import { extractAttachment } from './mime/index.ts';
+import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { RoutingService } from './routing/index.ts';
 import { BlocklistService, explainRouting, RuleEvaluator, RulesService } from './rules/index.ts';
 import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
@@ -169,7 +169,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     if (emails.some((email) => email.deliveryIds.length > 0)) delivery.jobsQueued();
   });
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
-  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });
+  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
   const threads = new ThreadsService({ db, pages, clock });
   const http = await buildHttpServer(
     {

@@ -1,7 +1,9 @@
 export type { MailFilter, TimeRange } from '../search/index.ts';
 export {
   type AttachmentExtractor,
+  type AttachmentHasher,
   type EmailDetail,
+  type ListedAttachment,
   type MailList,
   MailService,
   RAW_CONTENT_MAX_BYTES,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
+import { listAttachments } from '../shared/attachments.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { cancelEmail, replyToEmail } from '../shared/sending.ts';
 import { blockSender, listBlockedSenders, unblockSender } from './blocklist.ts';
@@ -22,6 +23,7 @@ export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   replyToEmail(api, { tags: ['e2 emails'] });
   cancelEmail(api, { tags: ['e2 emails'] });
   retryEmail(api, { tags: ['e2 deliveries'], deliveries });
+  listAttachments(api, { tags: ['e2 attachments'], mail });
   listThreads(api, { tags: ['e2 mail'], threads });
   readThread(api, { tags: ['e2 mail'], threads });
   listRules(api, { tags: ['e2 guard'], rules });
