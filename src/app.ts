@@ -13,7 +13,7 @@ import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints
 import { buildHttpServer } from './http/index.ts';
 import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
-import { extractAttachment } from './mime/index.ts';
+import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
 import { RoutingService } from './routing/index.ts';
 import { BlocklistService, explainRouting, RuleEvaluator, RulesService } from './rules/index.ts';
@@ -173,7 +173,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     if (jobs.length > 0) delivery.jobsCommitted(jobs);
   });
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
-  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment });
+  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
   const threads = new ThreadsService({ db, pages, clock });
   const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock });
   const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });

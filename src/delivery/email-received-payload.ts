@@ -84,13 +84,14 @@ export function buildEmailReceivedPayload(input: {
     cc: email.cc,
     bcc: email.bcc,
     replyTo: email.replyTo,
-    inReplyTo: email.inReplyTo,
+    // Both clients type these two as a string or absent, never null.
+    ...(email.inReplyTo === null ? {} : { inReplyTo: email.inReplyTo }),
     references: email.references,
     textBody: email.textBody,
     htmlBody: email.htmlBody,
     attachments,
     headers,
-    priority: email.priority,
+    ...(email.priority === null ? {} : { priority: email.priority }),
   };
   const cleanedContent: Record<string, unknown> = {
     html: email.htmlBody === null ? null : sanitizeEmailHtml(email.htmlBody),

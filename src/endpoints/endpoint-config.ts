@@ -69,19 +69,27 @@ function inRange(value: unknown, min: number, max: number): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
 
+const MAX_TIMEOUT_SECONDS = 300;
+
 /**
- * The webhook fields shared by webhook endpoints and legacy webhooks, with defaults applied. `timeout` is in
- * seconds as the spec says; `@inboundemail/sdk`'s `setupDomain` sends 30000 (milliseconds) and is refused like any
- * other out-of-range value, because guessing units would silently turn a typo into a different timeout.
+ * A webhook `timeout` in seconds (1-300, as the spec says). Above 300, a whole number of seconds written in
+ * milliseconds (`@inboundemail/sdk`'s `setupDomain` sends 30000) is read as those seconds; anything else is refused,
+ * so a typo is not silently turned into a different timeout.
  */
+function timeoutSeconds(value: unknown): number {
+  if (inRange(value, 1, MAX_TIMEOUT_SECONDS)) return value;
+  if (inRange(value, 1000, MAX_TIMEOUT_SECONDS * 1000) && value % 1000 === 0) return value / 1000;
+  throw invalid('Timeout must be a number between 1 and 300 seconds');
+}
+
+/** The webhook fields shared by webhook endpoints and legacy webhooks, with defaults applied. */
 export function webhookSettings(config: Record<string, unknown>): WebhookSettings {
   const url = config.url;
   if (url === undefined || url === null || url === '') throw invalid('Webhook URL is required');
   if (typeof url !== 'string' || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
     throw invalid('Invalid webhook URL format');
   }
-  const timeout = config.timeout ?? DEFAULT_TIMEOUT_SECONDS;
-  if (!inRange(timeout, 1, 300)) throw invalid('Timeout must be a number between 1 and 300 seconds');
+  const timeout = timeoutSeconds(config.timeout ?? DEFAULT_TIMEOUT_SECONDS);
   const retryAttempts = config.retryAttempts ?? DEFAULT_RETRY_ATTEMPTS;
   if (!inRange(retryAttempts, 0, 10)) throw invalid('Retry attempts must be a number between 0 and 10');
   const headers = config.headers ?? undefined;

@@ -29,6 +29,8 @@ declare module 'fastify' {
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
     const status = STATUS_BY_ERROR.get(error.constructor as typeof AppError) ?? 400;
+    // What is not implemented stays so: tells the clients that retry 5xx answers not to.
+    if (status === 501) reply.header('x-should-retry', 'false');
     return reply.code(status).send({ error: error.message, ...error.extras });
   }
   if (error.validation) {

@@ -2,7 +2,9 @@ export type { MailFilter, TimeRange } from '../search/index.ts';
 export { type ListFilter, resolveListFilter } from './list-filter.ts';
 export {
   type AttachmentExtractor,
+  type AttachmentHasher,
   type EmailDetail,
+  type ListedAttachment,
   type MailList,
   MailService,
   RAW_CONTENT_MAX_BYTES,

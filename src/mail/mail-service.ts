@@ -26,6 +26,17 @@ export interface RawMessages {
 /** Streams attachment `index` (0-based, in the order of `attachments_json`) out of a raw message; null if absent. */
 export type AttachmentExtractor = (raw: Readable, index: number) => Promise<{ stream: Readable } | null>;
 
+/** The SHA-256 (hex) of each attachment of a raw message, in the order of `attachments_json`. */
+export type AttachmentHasher = (raw: Readable) => Promise<string[]>;
+
+/** An attachment as the listing shows it: its position and an id from the position and the content's hash. */
+export interface ListedAttachment extends AttachmentInfo {
+  index: number;
+  id: string;
+}
+
+const ATTACHMENT_ID = /^att_(0|[1-9][0-9]{0,5})_[0-9a-f]{12}$/;
+
 export interface MailServiceDeps {
   db: Db;
   /** How the database finds a list's page (SqliteMailPages or PostgresMailPages). */
@@ -33,6 +44,7 @@ export interface MailServiceDeps {
   clock: Clock;
   raw: RawMessages;
   extractAttachment: AttachmentExtractor;
+  hashAttachments: AttachmentHasher;
 }
 
 /** Raw messages up to this size are returned inline as `content.rawContent`; larger ones only through `/raw`. */
@@ -84,6 +96,7 @@ export class MailService {
   readonly #clock: Clock;
   readonly #raw: RawMessages;
   readonly #extractAttachment: AttachmentExtractor;
+  readonly #hashAttachments: AttachmentHasher;
 
   constructor(deps: MailServiceDeps) {
     this.#db = deps.db;
@@ -91,6 +104,7 @@ export class MailService {
     this.#clock = deps.clock;
     this.#raw = deps.raw;
     this.#extractAttachment = deps.extractAttachment;
+    this.#hashAttachments = deps.hashAttachments;
   }
 
   /** Newest first (see MailPages.find). `emailId` stands for every email of that email's thread. */
@@ -282,37 +296,52 @@ export class MailService {
     return { threadId: email.threadId, messages: await loadThreadMessages(this.#db, accountId, email.threadId) };
   }
 
-  /** `id` as an email, or as a thread (its latest email): what an e2 reply answers. */
-  async emailOrThreadLatest(accountId: string, id: string): Promise<StoredEmail> {
-    const notFound = 'Email or thread not found';
-    if (!ID_PATTERN.test(id)) throw new NotFound(notFound);
-    const latest = await this.#db
-      .selectFrom('emails')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where((eb) => eb.or([eb('id', '=', id), eb('thread_id', '=', id)]))
-      .orderBy('received_at', 'desc')
-      .executeTakeFirst();
-    if (!latest) throw new NotFound(notFound);
-    return this.find(accountId, latest.id, notFound);
+  /**
+   * Every attachment part of an email, unnamed and same-named ones included, each with the id
+   * `att_<index>_<first 12 hex of the SHA-256 of its content>`. The hashes come from one pass over the raw message.
+   */
+  async listAttachments(accountId: string, emailId: string): Promise<ListedAttachment[]> {
+    const email = await this.find(accountId, emailId, 'Email not found or access denied');
+    return this.#listed(email);
+  }
+
+  async #listed(email: StoredEmail): Promise<ListedAttachment[]> {
+    if (email.attachments.length === 0) return [];
+    const hashes = await this.#hashAttachments(await this.#openBlob(email.rawBlobKey));
+    return email.attachments.map((attachment, index) => ({
+      ...attachment,
+      index,
+      id: `att_${index}_${(hashes[index] ?? '').slice(0, 12)}`,
+    }));
   }
 
   /**
-   * Attachment `selector` of an email: the first one with that filename, or the one at that 0-based index of the
-   * email's attachment list. Streams it from the raw message; nothing is held in memory.
+   * Attachment `selector` of an email: the first one with that filename, the one at that 0-based index of the
+   * email's attachment list, or the one with that listing id (checked against the content). Streams it from the raw
+   * message; nothing is held in memory.
    */
   async openAttachment(
     accountId: string,
     emailId: string,
-    selector: { filename: string } | { index: number },
+    selector: { filename: string } | { index: number } | { id: string },
   ): Promise<{ attachment: AttachmentInfo; index: number; stream: Readable }> {
     const email = await this.find(accountId, emailId, 'Email not found or access denied');
     if (email.attachments.length === 0) throw new NotFound('No attachments found in this email');
-    const index = 'index' in selector ? selector.index : indexByName(email.attachments, selector.filename);
+    const index =
+      'index' in selector
+        ? selector.index
+        : 'id' in selector
+          ? await this.#indexOfId(email, selector.id)
+          : indexByName(email.attachments, selector.filename);
     const attachment = email.attachments[index];
     if (!attachment || index < 0) throw new NotFound('Attachment not found');
     const extracted = await this.#extractAttachment(await this.#openBlob(email.rawBlobKey), index);
     if (!extracted) throw new NotFound('Attachment not found');
     return { attachment, index, stream: endAfter(extracted.stream, attachment.size) };
+  }
+
+  async #indexOfId(email: StoredEmail, id: string): Promise<number> {
+    if (!ATTACHMENT_ID.test(id)) return -1;
+    return (await this.#listed(email)).findIndex((attachment) => attachment.id === id);
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { type Attachment, type AttachmentStream, MailParser, type MessageText, simpleParser } from 'mailparser';
 import { PARSER_OPTIONS } from './message-parser.ts';
@@ -64,6 +65,36 @@ export function extractAttachment(raw: Readable, index: number): Promise<Extract
     };
     parser.on('error', fail);
     raw.on('error', fail);
+    raw.pipe(parser);
+  });
+}
+
+/**
+ * The SHA-256 (hex) of each attachment's decoded bytes, in the order extractAttachment counts them. Streams the
+ * message once; no part is held.
+ */
+export function hashAttachments(raw: Readable): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const parser = new MailParser(PARSER_OPTIONS);
+    const hashes: Promise<string>[] = [];
+    parser.on('data', (data: AttachmentStream | MessageText) => {
+      if (data.type !== 'attachment') return;
+      const content = data.content as Readable;
+      const hash = createHash('sha256');
+      hashes.push(
+        new Promise((done, fail) => {
+          content.on('data', (chunk: Buffer) => hash.update(chunk));
+          content.on('end', () => {
+            data.release();
+            done(hash.digest('hex'));
+          });
+          content.on('error', fail);
+        }),
+      );
+    });
+    parser.on('end', () => Promise.all(hashes).then(resolve, reject));
+    parser.on('error', reject);
+    raw.on('error', reject);
     raw.pipe(parser);
   });
 }

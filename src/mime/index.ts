@@ -1,4 +1,9 @@
-export { attachmentsWithContent, type ExtractedAttachment, extractAttachment } from './extract-attachment.ts';
+export {
+  attachmentsWithContent,
+  type ExtractedAttachment,
+  extractAttachment,
+  hashAttachments,
+} from './extract-attachment.ts';
 export {
   type AddressList,
   type AttachmentInfo,

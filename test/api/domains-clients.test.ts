@@ -4,7 +4,7 @@ import { Inbound as InboundSdk } from '@inboundemail/sdk';
 import Inbound, { NotFoundError } from 'inboundemail';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
-import { createVerifiedDomain } from '../helpers/domains.ts';
+import { createVerifiedDomain, publishRequiredRecords } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
 
 let dns: DnsServer;
@@ -111,5 +111,159 @@ describe('@inboundemail/sdk (v2) client: domains', () => {
 
     const unauthorized = await new InboundSdk('mr_wrong', `${server.baseUrl}/api/v2`).domains.list();
     assert.equal(unauthorized.error, 'Unauthorized');
+  });
+});
+
+/** The SDK declares its domain list type without exporting it. */
+type SdkDomainList = NonNullable<Awaited<ReturnType<InboundSdk['domain']['list']>>['data']>;
+
+describe('@inboundemail/sdk (v2) client: domain verification', () => {
+  const sdk = () => new InboundSdk(server.apiKey, `${server.baseUrl}/api/v2`);
+
+  test('domain.verify and domain.checkStatus run the DNS check and answer the records and a summary', async () => {
+    const created = (await sdk().domain.create({ domain: 'auth-sdk.test' })).data!;
+    const [txt, mx, spf, dmarc] = created.dnsRecords.map(({ type, name, value }) => ({ type, name, value }));
+    const started = await sdk().domain.verify(created.id);
+    assert.deepEqual(started, {
+      data: {
+        success: true,
+        domain: 'auth-sdk.test',
+        sesIdentityStatus: null,
+        dkimEnabled: false,
+        dkimTokens: [],
+        mailFromDomain: null,
+        mailFromStatus: null,
+        records: [
+          { ...txt, isRequired: true, isVerified: false, description: 'Domain ownership verification' },
+          {
+            ...mx,
+            priority: 10,
+            isRequired: true,
+            isVerified: false,
+            description: 'Inbound email routing: points mail for the domain at Mailroom',
+          },
+          {
+            ...spf,
+            isRequired: false,
+            isVerified: false,
+            description: 'SPF: lets Mailroom send forwards for the domain (recommended)',
+          },
+          { ...dmarc, isRequired: false, isVerified: false, description: 'DMARC policy (recommended)' },
+        ],
+        message: `Publish the records below; Mailroom checks them in the background, or now with PATCH /domains/${created.id}/auth.`,
+      },
+    });
+
+    const pending = await sdk().domain.checkStatus(created.id);
+    const pendingChecked = pending.data.dnsRecords[0].lastChecked;
+    assert.match(pendingChecked, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const unverified = (record: { type: string; name: string; value: string }, isRequired: boolean, error: string) => ({
+      ...record,
+      isRequired,
+      isVerified: false,
+      status: 'failed',
+      lastChecked: pendingChecked,
+      error,
+    });
+    const noSes = {
+      identityStatus: null,
+      identityVerified: null,
+      dkimStatus: null,
+      dkimVerified: null,
+      dkimTokens: [],
+      mailFromDomain: null,
+      mailFromStatus: null,
+      mailFromVerified: null,
+    };
+    assert.deepEqual(pending.data, {
+      success: true,
+      domain: 'auth-sdk.test',
+      overallStatus: 'pending',
+      dnsRecords: [
+        unverified(txt!, true, 'No TXT records found'),
+        unverified(mx!, true, 'No MX records found'),
+        unverified(spf!, false, 'No SPF record found'),
+        unverified(dmarc!, false, 'No DMARC record found'),
+      ],
+      sesStatus: noSes,
+      summary: { totalRecords: 4, verifiedRecords: 0, requiredRecords: 2, verifiedRequiredRecords: 0 },
+      message: '0 of 2 required DNS records are verified.',
+      nextSteps: [
+        `Publish TXT ${txt!.name} with value ${txt!.value}`,
+        `Publish MX ${mx!.name} with value ${mx!.value}`,
+      ],
+    });
+
+    publishRequiredRecords(
+      dns,
+      created.dnsRecords as Array<{ type: string; name: string; value: string; isRequired: boolean }>,
+    );
+    const verified = await sdk().domain.checkStatus(created.id);
+    const checked = verified.data.dnsRecords[0].lastChecked;
+    assert.deepEqual(verified.data, {
+      success: true,
+      domain: 'auth-sdk.test',
+      overallStatus: 'verified',
+      dnsRecords: [
+        { ...txt, isRequired: true, isVerified: true, status: 'verified', lastChecked: checked },
+        { ...mx, isRequired: true, isVerified: true, status: 'verified', lastChecked: checked },
+        { ...unverified(spf!, false, 'No SPF record found'), lastChecked: checked },
+        { ...unverified(dmarc!, false, 'No DMARC record found'), lastChecked: checked },
+      ],
+      sesStatus: noSes,
+      summary: { totalRecords: 4, verifiedRecords: 2, requiredRecords: 2, verifiedRequiredRecords: 2 },
+      message: 'auth-sdk.test is verified and can receive email.',
+    });
+    assert.equal((await sdk().domain.get(created.id)).data!.status, 'verified');
+
+    const again = await sdk().domains.verify(created.id);
+    assert.equal(
+      again.data.message,
+      'auth-sdk.test is verified. Mailroom needs no DKIM or MAIL FROM setup to receive mail.',
+    );
+    assert.deepEqual(await sdk().domain.checkStatus('dom_missing'), { error: 'Domain not found' });
+    assert.deepEqual(await sdk().domain.verify('dom_missing'), { error: 'Domain not found' });
+  });
+
+  test('domain.list with check gives each verificationCheck record its status and lastChecked', async () => {
+    const created = (await sdk().domain.create({ domain: 'list-check.test' })).data!;
+    publishRequiredRecords(
+      dns,
+      created.dnsRecords as Array<{ type: string; name: string; value: string; isRequired: boolean }>,
+    );
+    const list = await sdk().domain.list({ check: 'true', limit: 100 });
+    const typed: SdkDomainList = list.data!;
+    const item = typed.data.find((domain) => domain.id === created.id)!;
+    const check = item.verificationCheck!;
+    const lastChecked = check.lastChecked as unknown as string;
+    assert.match(lastChecked, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const [txt, mx, spf, dmarc] = created.dnsRecords.map(({ type, name, value }) => ({ type, name, value }));
+    assert.deepEqual(check, {
+      dnsRecords: [
+        { ...txt, isVerified: true, status: 'verified', lastChecked },
+        { ...mx, isVerified: true, status: 'verified', lastChecked },
+        { ...spf, isVerified: false, status: 'failed', lastChecked, error: 'No SPF record found' },
+        { ...dmarc, isVerified: false, status: 'failed', lastChecked, error: 'No DMARC record found' },
+      ],
+      isFullyVerified: true,
+      lastChecked,
+      sesStatus: 'Success',
+    });
+
+    const e2 = new Inbound({ apiKey: server.apiKey, baseURL: server.baseUrl, maxRetries: 0 });
+    const e2Item = (await e2.domains.list({ check: 'true', limit: 100 })).data.find((d) => d.id === created.id)!;
+    assert.deepEqual(
+      e2Item.verificationCheck!.dnsRecords.map((record) => [
+        record.type,
+        record.isVerified,
+        (record as { status?: string }).status,
+      ]),
+      [
+        ['TXT', true, 'verified'],
+        ['MX', true, 'verified'],
+        ['TXT', false, 'failed'],
+        ['TXT', false, 'failed'],
+      ],
+    );
   });
 });

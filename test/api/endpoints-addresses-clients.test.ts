@@ -181,7 +181,7 @@ describe('inboundemail (e2) client: endpoints and email addresses', () => {
       type: 'endpoint',
       id: endpoint.id,
       name: 'Fwd',
-      config: { forwardTo: 'f@example.com', includeAttachments: true },
+      config: { forwardTo: 'f@example.com', includeAttachments: true, email: 'f@example.com' },
       isActive: true,
     });
 
@@ -233,6 +233,12 @@ describe('inboundemail (e2) client: endpoints and email addresses', () => {
   });
 });
 
+/** The SDK declares these types without exporting them. */
+type SdkEndpointConfig = NonNullable<Awaited<ReturnType<InboundSdk['endpoint']['get']>>['data']>['config'];
+type EmailConfig = Extract<SdkEndpointConfig, { email: string }>;
+type WebhookConfig = Extract<SdkEndpointConfig, { url: string }>;
+type PostEndpointsResponse = NonNullable<Awaited<ReturnType<InboundSdk['endpoint']['create']>>['data']>;
+
 describe('@inboundemail/sdk (v2) client: endpoints and email addresses', () => {
   const sdk = () => new InboundSdk(server.apiKey, `${server.baseUrl}/api/v2`);
 
@@ -279,25 +285,36 @@ describe('@inboundemail/sdk (v2) client: endpoints and email addresses', () => {
     assert.equal((await client.endpoint.get(endpoint.id)).error, 'Endpoint not found');
   });
 
-  test('createForwarder sends { email } and gets an email endpoint forwarding there', async () => {
+  test('createForwarder sends { email } and gets an email endpoint whose config has the typed `email`', async () => {
     const forwarder = await sdk().createForwarder('support@example.com', 'Me@Example.org');
     assert.equal(forwarder.error, undefined);
     assert.equal(forwarder.data.name, 'Forward support@example.com to Me@Example.org');
     assert.equal(forwarder.data.type, 'email');
-    assert.deepEqual(forwarder.data.config, { forwardTo: 'me@example.org', includeAttachments: true });
+    const config = { forwardTo: 'me@example.org', includeAttachments: true, email: 'me@example.org' };
+    assert.deepEqual(forwarder.data.config, config);
+    const read = await sdk().endpoint.get(forwarder.data.id);
+    const typed: EmailConfig = read.data!.config as EmailConfig;
+    assert.equal(typed.email, 'me@example.org');
+    assert.deepEqual(read.data!.config, config);
+    const listed = await sdk().endpoint.list({ type: 'email', limit: 50 });
+    assert.deepEqual(listed.data!.data.find((e) => e.id === forwarder.data.id)!.config, config);
+    const updated = await sdk().endpoint.update(forwarder.data.id, { config: { email: 'You@Example.org' } });
+    assert.deepEqual(updated.data!.config, {
+      forwardTo: 'you@example.org',
+      includeAttachments: true,
+      email: 'you@example.org',
+    });
   });
 
-  test('setupDomain creates the domain, but its webhook (timeout 30000 ms) is refused as out of range', async () => {
-    const client = sdk();
-    const setup = await client.setupDomain('sdk-setup.test', 'https://hooks.example.com/setup');
+  test('setupDomain creates the domain and its webhook, reading timeout 30000 (ms) as 30 seconds', async () => {
+    const setup = await sdk().setupDomain('sdk-setup.test', 'https://hooks.example.com/setup');
+    assert.equal(setup.error, undefined);
     assert.equal(setup.data.domain.domain, 'sdk-setup.test');
-    assert.equal(setup.data.endpoint, undefined);
-    const direct = await client.endpoint.create({
-      name: 'sdk-setup.test Webhook',
-      type: 'webhook',
-      config: { url: 'https://hooks.example.com/setup', timeout: 30000, retryAttempts: 3 },
-    });
-    assert.equal(direct.error, 'Invalid configuration');
+    const endpoint: PostEndpointsResponse = setup.data.endpoint;
+    assert.equal(endpoint.name, 'sdk-setup.test Webhook');
+    const { verificationToken, ...config } = endpoint.config as WebhookConfig;
+    assert.deepEqual(config, { url: 'https://hooks.example.com/setup', timeout: 30, retryAttempts: 3 });
+    assert.match(verificationToken!, /^[0-9a-f]{64}$/);
   });
 
   test('email.address.* create, list, get, update and delete', async () => {

@@ -111,13 +111,11 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       'cc',
       'bcc',
       'replyTo',
-      'inReplyTo',
       'references',
       'textBody',
       'htmlBody',
       'attachments',
       'headers',
-      'priority',
     ]);
     assert.deepEqual(Object.keys(body.email.cleanedContent), [
       'html',

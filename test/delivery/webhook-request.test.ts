@@ -138,6 +138,34 @@ describe('email.received body', () => {
     assert.equal(body.email.threadId, 'thr_1');
   });
 
+  test('parsedData leaves out inReplyTo and priority when the email has none (both clients type them string or absent)', () => {
+    const body = JSON.parse(request().body);
+    assert.deepEqual(Object.keys(body.email.parsedData), [
+      'messageId',
+      'date',
+      'subject',
+      'from',
+      'to',
+      'cc',
+      'bcc',
+      'replyTo',
+      'references',
+      'textBody',
+      'htmlBody',
+      'attachments',
+      'headers',
+    ]);
+    const reply = buildEmailReceivedPayload({
+      email: { ...email, inReplyTo: '<m0@sender.test>', priority: 'high' },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    const parsedData = JSON.parse(reply.body).email.parsedData;
+    assert.equal(parsedData.inReplyTo, '<m0@sender.test>');
+    assert.equal(parsedData.priority, 'high');
+  });
+
   test('a body over 1 MB drops the header maps, then the HTML and text copies, then cuts the bodies', () => {
     const big = 'x'.repeat(700_000);
     const built = buildEmailReceivedPayload({

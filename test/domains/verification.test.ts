@@ -89,6 +89,8 @@ describe('domain verification through real DNS', () => {
       name: 'wrong-mx.test',
       value: '10 mx.mailroom.test',
       isVerified: false,
+      status: 'failed',
+      lastChecked: checked.body.verificationCheck.lastChecked,
       error: 'MX points to mx.elsewhere.test, expected mx.mailroom.test',
     });
   });
@@ -127,6 +129,8 @@ describe('domain verification through real DNS', () => {
       name: 'spf-extra.test',
       value: 'v=spf1 a:mx.mailroom.test ~all',
       isVerified: true,
+      status: 'verified',
+      lastChecked: checked.body.verificationCheck.lastChecked,
     });
   });
 

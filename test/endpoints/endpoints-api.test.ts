@@ -82,15 +82,40 @@ describe('POST /endpoints', () => {
         includeAttachments: true,
         subjectPrefix: '[fwd]',
         senderName: 'Mailroom',
+        email: 'team@example.com',
       });
       assert.equal(created.body.groupEmails, null);
       assert.equal(created.body.description, null);
     });
 
-    test(`${family}: 201 email endpoint from \`email\` (the @inboundemail/sdk spelling), stored as forwardTo`, async () => {
+    test(`${family}: 201 email endpoint from \`email\` (the @inboundemail/sdk spelling), answered with both names`, async () => {
       const created = await api.post(path, { name: 'Alias', type: 'email', config: { email: 'alias@example.com' } });
       assert.equal(created.status, 201);
-      assert.deepEqual(created.body.config, { forwardTo: 'alias@example.com', includeAttachments: true });
+      const config = { forwardTo: 'alias@example.com', includeAttachments: true, email: 'alias@example.com' };
+      assert.deepEqual(created.body.config, config);
+      assert.deepEqual((await api.get(`${path}/${created.body.id}`)).body.config, config);
+      const listed = await api.get(`${path}?type=email&limit=100`);
+      assert.deepEqual(listed.body.data.find((e: { id: string }) => e.id === created.body.id).config, config);
+      const updated = await api.put(`${path}/${created.body.id}`, { config: { forwardTo: 'Other@Example.com' } });
+      assert.deepEqual(updated.body.config, {
+        forwardTo: 'other@example.com',
+        includeAttachments: true,
+        email: 'other@example.com',
+      });
+    });
+
+    test(`${family}: a timeout above 300 that is whole seconds in milliseconds is stored as seconds`, async () => {
+      for (const [sent, stored] of [
+        [30000, 30],
+        [1000, 1],
+        [300000, 300],
+        [300, 300],
+      ]) {
+        const created = await api.post(path, webhook({ timeout: sent }));
+        assert.equal(created.status, 201, String(sent));
+        assert.equal(created.body.config.timeout, stored);
+        assert.equal((await api.get(`${path}/${created.body.id}`)).body.config.timeout, stored);
+      }
     });
 
     test(`${family}: 201 email endpoint whose fromAddress is on a verified domain of the account`, async () => {
@@ -104,6 +129,7 @@ describe('POST /endpoints', () => {
         forwardTo: 'a@example.com',
         includeAttachments: false,
         fromAddress: 'relay@endpoints.test',
+        email: 'a@example.com',
       });
     });
 
@@ -155,11 +181,9 @@ describe('POST /endpoints', () => {
       ['timeout 0', webhook({ timeout: 0 }), 'Timeout must be a number between 1 and 300 seconds'],
       ['timeout 301', webhook({ timeout: 301 }), 'Timeout must be a number between 1 and 300 seconds'],
       ['timeout "30"', webhook({ timeout: '30' }), 'Timeout must be a number between 1 and 300 seconds'],
-      [
-        'timeout 30000 (milliseconds, as setupDomain sends)',
-        webhook({ timeout: 30000 }),
-        'Timeout must be a number between 1 and 300 seconds',
-      ],
+      ['timeout 500', webhook({ timeout: 500 }), 'Timeout must be a number between 1 and 300 seconds'],
+      ['timeout 30500 ms', webhook({ timeout: 30500 }), 'Timeout must be a number between 1 and 300 seconds'],
+      ['timeout 301000 ms', webhook({ timeout: 301000 }), 'Timeout must be a number between 1 and 300 seconds'],
       ['retryAttempts -1', webhook({ retryAttempts: -1 }), 'Retry attempts must be a number between 0 and 10'],
       ['retryAttempts 11', webhook({ retryAttempts: 11 }), 'Retry attempts must be a number between 0 and 10'],
       ['retryAttempts 1.5', webhook({ retryAttempts: 1.5 }), 'Retry attempts must be a number between 0 and 10'],

@@ -142,6 +142,82 @@ describe('GET /api/e2/attachments', () => {
     }
   });
 
+  test('GET /api/e2/attachments/{emailId} lists every part with an id from its index and content hash', async () => {
+    const id = (index: number, content: Buffer) =>
+      `att_${index}_${createHash('sha256').update(content).digest('hex').slice(0, 12)}`;
+    const response = await api.get(`/api/e2/attachments/${mixedId}`);
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.body, {
+      data: [
+        {
+          id: id(0, LOGO),
+          index: 0,
+          filename: 'logo.png',
+          contentType: 'image/png',
+          size: LOGO.length,
+          contentId: '<logo@files.test>',
+          contentDisposition: 'inline',
+        },
+        {
+          id: id(1, Buffer.from('%PDF-1.4 unicode')),
+          index: 1,
+          filename: UNICODE_NAME,
+          contentType: 'application/pdf',
+          size: 16,
+          contentId: null,
+          contentDisposition: 'attachment',
+        },
+        {
+          id: id(2, Buffer.from('first report')),
+          index: 2,
+          filename: 'report.txt',
+          contentType: 'text/plain',
+          size: 12,
+          contentId: null,
+          contentDisposition: 'attachment',
+        },
+        {
+          id: id(3, Buffer.from('second report')),
+          index: 3,
+          filename: 'report.txt',
+          contentType: 'text/plain',
+          size: 13,
+          contentId: null,
+          contentDisposition: 'attachment',
+        },
+        {
+          id: id(4, Buffer.from([0, 1, 2, 3, 255])),
+          index: 4,
+          filename: null,
+          contentType: 'application/octet-stream',
+          size: 5,
+          contentId: null,
+          contentDisposition: 'attachment',
+        },
+      ],
+    });
+    assert.deepEqual((await api.get(`/api/e2/attachments/${mixedId}`)).body, response.body);
+    assert.deepEqual((await api.get(`/api/e2/attachments/${plainId}`)).body, { data: [] });
+    assert.deepEqual((await api.get('/api/e2/attachments/email_unknown')).body, {
+      error: 'Email not found or access denied',
+    });
+  });
+
+  test('parts/{id} serves the part the listing id names; a wrong hash or index is 404', async () => {
+    const [, , , second, unnamed] = (await api.get(`/api/e2/attachments/${mixedId}`)).body.data;
+    const bySecond = await download(`/api/e2/attachments/${mixedId}/parts/${second.id}`);
+    assert.equal(bySecond.response.status, 200);
+    assert.equal(bySecond.bytes.toString(), 'second report');
+    const byUnnamed = await download(`/api/v2/attachments/${mixedId}/parts/${unnamed.id}`);
+    assert.deepEqual([...byUnnamed.bytes], [0, 1, 2, 3, 255]);
+    const hash = second.id.slice(-12);
+    for (const wrong of [`att_2_${hash}`, `att_3_000000000000`, `att_9_${hash}`]) {
+      const response = await api.get(`/api/e2/attachments/${mixedId}/parts/${wrong}`);
+      assert.equal(response.status, 404, wrong);
+      assert.deepEqual(response.body, { error: 'Attachment not found' });
+    }
+  });
+
   for (const [path, error] of [
     ['/parts/5', 'Attachment not found'],
     ['/parts/01', 'Attachment not found'],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/core/index.ts';
 import { MailService } from '../../src/mail/index.ts';
-import { extractAttachment } from '../../src/mime/index.ts';
+import { extractAttachment, hashAttachments } from '../../src/mime/index.ts';
 import { PostgresMailPages } from '../../src/search/index.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
@@ -101,6 +101,7 @@ describe('a search counts at most 1,000 matches', () => {
       clock: systemClock,
       raw: app.blobs,
       extractAttachment,
+      hashAttachments,
     });
     const { account_id: accountId } = await app.database.db
       .selectFrom('emails')

@@ -261,26 +261,28 @@ describe('e2 /emails', () => {
     assert.deepEqual((await other.get(`/api/e2/emails/${richId}`)).body, { error: 'Email not found' });
   });
 
-  test('POST /api/e2/emails/{id}/reply answers the placeholder in e2 form, defaulting to and subject', async () => {
-    const response = await api.post(`/api/e2/emails/${richId}/reply`, { from: 'inbox@detail.test', text: 'Thanks' });
-    assert.equal(response.status, 200);
-    assert.deepEqual(response.body, {
-      message: 'Reply validated. Sending replies is not implemented yet; nothing was sent.',
-      original_email_id: richId,
-      reply_data: {
-        to: 'replies@sender.test',
-        subject: 'Re: Detail check',
-        has_text_body: true,
-        has_html_body: false,
-        attachment_count: 0,
-      },
-      status: 'pending_implementation',
-    });
-    const missing = await api.post(`/api/e2/emails/${richId}/reply`, { from: 'inbox@detail.test' });
-    assert.deepEqual(missing.body, { error: 'Either html or text content must be provided' });
-    const unknown = await api.post('/api/e2/emails/email_nope/reply', { from: 'a@b.test', text: 'x' });
-    assert.equal(unknown.status, 404);
-    assert.deepEqual(unknown.body, { error: 'Email or thread not found' });
+  test('PATCH /api/e2/emails/{id} sets is_read / is_archived and answers the e2 email after the change', async () => {
+    const read = (await api.get(`/api/e2/emails/${richId}`)).body;
+    assert.equal(read.is_read, true);
+    const unread = await api.patch(`/api/e2/emails/${richId}`, { is_read: false, is_archived: true });
+    assert.equal(unread.status, 200);
+    assert.deepEqual(unread.body, { ...read, is_read: false, read_at: null, is_archived: true });
+    const unarchived = await api.patch(`/api/e2/emails/${richId}`, { is_archived: false });
+    assert.deepEqual(unarchived.body, { ...read, is_read: false, read_at: null, is_archived: false });
+    const marked = await api.patch(`/api/e2/emails/${richId}`, { is_read: true });
+    assert.deepEqual(marked.body, { ...read, read_at: marked.body.read_at });
+    assert.match(marked.body.read_at, /^\d{4}-\d\d-\d\dT/);
+
+    const none = await api.patch(`/api/e2/emails/${richId}`, {});
+    assert.equal(none.status, 400);
+    assert.deepEqual(none.body, { error: 'At least one of is_read or is_archived must be provided' });
+    const wrong = await api.patch(`/api/e2/emails/${richId}`, { is_read: 'maybe' });
+    assert.equal(wrong.status, 400);
+    assert.deepEqual(wrong.body, { error: 'Invalid request: body/is_read must be boolean' });
+    const other = apiClient(world.server.baseUrl, await world.server.newAccountKey('other-patch'));
+    const foreign = await other.patch(`/api/e2/emails/${richId}`, { is_read: false });
+    assert.equal(foreign.status, 404);
+    assert.deepEqual(foreign.body, { error: 'Email not found' });
   });
 
   test('sending and scheduling answer 501 in both families', async () => {
@@ -290,9 +292,14 @@ describe('e2 /emails', () => {
       ['POST', '/api/e2/emails/schedule'],
       ['GET', '/api/v2/emails/schedule'],
       ['DELETE', '/api/e2/emails/schedule/sched_1'],
+      ['DELETE', `/api/e2/emails/${richId}`],
+      ['POST', `/api/e2/emails/${richId}/reply`],
+      ['GET', `/api/v2/emails/${richId}`],
+      ['POST', `/api/v2/emails/${richId}/reply`],
     ] as const) {
       const response = await api.call(method, path, method === 'POST' ? { from: 'a@b.test' } : undefined);
       assert.equal(response.status, 501, `${method} ${path}`);
+      assert.equal(response.headers.get('x-should-retry'), 'false');
       assert.deepEqual(response.body, { error: 'Sending is not supported by Mailroom' });
     }
   });

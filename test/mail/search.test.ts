@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/core/index.ts';
 import { MailService } from '../../src/mail/index.ts';
-import { extractAttachment } from '../../src/mime/index.ts';
+import { extractAttachment, hashAttachments } from '../../src/mime/index.ts';
 import { PostgresMailPages } from '../../src/search/index.ts';
 import type { ApiClient } from '../helpers/http.ts';
 import { type MailWorld, rawMessage, startMailWorld } from './setup.ts';
@@ -260,6 +260,7 @@ describe('PostgreSQL: the search table again once ANALYZE has counted the words'
       clock: systemClock,
       raw: app.blobs,
       extractAttachment,
+      hashAttachments,
     });
     const accountId = (await app.database.db.selectFrom('emails').select('account_id').executeTakeFirstOrThrow())
       .account_id;

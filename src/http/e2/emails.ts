@@ -1,24 +1,17 @@
 import { Type } from 'typebox';
+import { Invalid } from '../../core/index.ts';
 import type { DeliveryService } from '../../delivery/index.ts';
 import type { MailFilter, MailService } from '../../mail/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { pagination } from '../pagination.ts';
 import { errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
-import { type Api, BodyTypes, type Tags, UncheckedBody } from '../shared/api.ts';
-import { checkE2Reply } from '../shared/mail-input.ts';
+import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
 import { E2RetrySchema, presentE2Retry } from '../shared/presenters/deliveries.ts';
-import {
-  E2EmailItemSchema,
-  E2EmailSchema,
-  E2ReplyPlaceholderSchema,
-  presentE2Email,
-  presentE2EmailItem,
-  presentE2ReplyPlaceholder,
-} from './presenters/emails.ts';
+import { E2EmailItemSchema, E2EmailSchema, presentE2Email, presentE2EmailItem } from './presenters/emails.ts';
 
 /**
- * e2 `/emails`: received mail (Mailroom keeps no sent mail, so `type=sent|scheduled` lists nothing), the reply
- * placeholder and delivery retry.
+ * e2 `/emails`: received mail (Mailroom keeps no sent mail, so `type=sent|scheduled` lists nothing) and delivery
+ * retry; replying is sending (src/http/shared/sending.ts).
  */
 
 interface EmailRouteOptions {
@@ -156,22 +149,33 @@ export function readEmail(app: Api, { tags, mail }: EmailRouteOptions) {
   );
 }
 
-export function replyToEmail(app: Api, { tags, mail }: EmailRouteOptions) {
-  app.post(
-    '/emails/:id/reply',
+/** Marks a received email read/unread and archived/unarchived; answers the email after the change. */
+export function updateEmail(app: Api, { tags, mail }: EmailRouteOptions) {
+  app.patch(
+    '/emails/:id',
     {
+      preValidation: emptyBodyAsObject,
       schema: {
         tags,
-        summary: 'Reply to a received email or thread (placeholder)',
-        description: 'Validates the reply and answers `pending_implementation`. Nothing is sent.',
+        summary: 'Mark a received email read/unread, archived/unarchived',
+        description: 'At least one of `is_read` and `is_archived`. Answers the email as `GET /emails/{id}` does.',
+        consumes: BodyTypes,
         params: IdParams,
-        body: UncheckedBody(['from', 'to', 'subject', 'html', 'text', 'attachments']),
-        response: { 200: E2ReplyPlaceholderSchema, ...errorResponses },
+        body: Type.Object({
+          is_read: Type.Optional(Type.Boolean()),
+          is_archived: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: E2EmailSchema, ...errorResponses },
       },
     },
     async (request) => {
-      const original = () => mail.emailOrThreadLatest(request.account.id, request.params.id);
-      return presentE2ReplyPlaceholder(await checkE2Reply(request.body ?? {}, original));
+      const { is_read: isRead, is_archived: isArchived } = request.body;
+      if (isRead === undefined && isArchived === undefined) {
+        throw new Invalid('At least one of is_read or is_archived must be provided');
+      }
+      const { id } = request.params;
+      await mail.update(request.account.id, id, { isRead, isArchived });
+      return presentE2Email(await mail.find(request.account.id, id));
     },
   );
 }

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { NotSupported } from '../../core/index.ts';
 import type { RulesService } from '../../rules/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
@@ -141,7 +142,8 @@ export function generateRule(app: Api, { tags }: { tags: Tags }) {
         response: { 501: ErrorBody, ...errorResponses },
       },
     },
-    async (_request, reply) =>
-      reply.code(501).header('x-should-retry', 'false').send({ error: GENERATE_NOT_SUPPORTED }),
+    async () => {
+      throw new NotSupported(GENERATE_NOT_SUPPORTED);
+    },
   );
 }

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
+import { listAttachments } from '../shared/attachments.ts';
 import { sharedRoutes } from '../shared/routes.ts';
+import { cancelEmail, replyToEmail } from '../shared/sending.ts';
 import { blockSender, listBlockedSenders, unblockSender } from './blocklist.ts';
-import { listEmails, readEmail, replyToEmail, retryEmail } from './emails.ts';
+import { listEmails, readEmail, retryEmail, updateEmail } from './emails.ts';
 import { checkRule, createRule, deleteRule, generateRule, listRules, readRule, updateRule } from './guard.ts';
 import { listThreads, readThread } from './threads.ts';
 
@@ -17,8 +19,11 @@ export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   sharedRoutes(api, services, { tagPrefix: 'e2', catchAllMethod: 'PATCH', domainMeta: false });
   listEmails(api, { tags: ['e2 emails'], mail });
   readEmail(api, { tags: ['e2 emails'], mail });
-  replyToEmail(api, { tags: ['e2 emails'], mail });
+  updateEmail(api, { tags: ['e2 emails'], mail });
+  replyToEmail(api, { tags: ['e2 emails'] });
+  cancelEmail(api, { tags: ['e2 emails'] });
   retryEmail(api, { tags: ['e2 deliveries'], deliveries });
+  listAttachments(api, { tags: ['e2 attachments'], mail });
   listThreads(api, { tags: ['e2 mail'], threads });
   readThread(api, { tags: ['e2 mail'], threads });
   listRules(api, { tags: ['e2 guard'], rules });

@@ -1,8 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { NotFound } from '../../core/index.ts';
 import type { AttachmentInfo, MailService } from '../../mail/index.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, Nullable } from '../schemas.ts';
 import type { Api, Tags } from './api.ts';
 
 interface AttachmentRouteOptions {
@@ -32,25 +31,65 @@ function sendAttachment(reply: FastifyReply, found: { attachment: AttachmentInfo
 
 const Binary = Type.String({ contentMediaType: 'application/octet-stream', description: 'The decoded file' });
 
-/**
- * Attachment downloads, streamed out of the raw message (never held in memory). By name the first attachment with
- * that filename answers; by part, the 0-based index in the email's attachment list (the webhooks' downloadUrl).
- */
-export function downloadAttachmentByIndex(app: Api, { tags, mail }: AttachmentRouteOptions) {
+const ListedAttachmentSchema = Type.Object({
+  id: Type.String({ description: '`att_<index>_<first 12 hex of the SHA-256 of the content>`: stable for the email' }),
+  index: Type.Integer({ description: '0-based position in the email attachment list' }),
+  filename: Nullable(Type.String({ description: 'null for an unnamed part' })),
+  contentType: Type.String(),
+  size: Type.Integer(),
+  contentId: Nullable(Type.String()),
+  contentDisposition: Nullable(Type.String()),
+});
+
+/** Every attachment part of an email, unnamed and same-named ones included, with ids to download them by. */
+export function listAttachments(app: Api, { tags, mail }: AttachmentRouteOptions) {
   app.get(
-    '/attachments/:emailId/parts/:index',
+    '/attachments/:emailId',
     {
       schema: {
         tags,
-        summary: 'Download attachment by its position',
-        params: Type.Object({ emailId: Type.String(), index: Type.String() }),
+        summary: 'List the attachments of an email',
+        params: Type.Object({ emailId: Type.String() }),
+        response: { 200: Type.Object({ data: Type.Array(ListedAttachmentSchema) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const listed = await mail.listAttachments(request.account.id, request.params.emailId);
+      return {
+        data: listed.map((attachment) => ({
+          id: attachment.id,
+          index: attachment.index,
+          filename: attachment.filename,
+          contentType: attachment.contentType,
+          size: attachment.size,
+          contentId: attachment.contentId,
+          contentDisposition: attachment.contentDisposition,
+        })),
+      };
+    },
+  );
+}
+
+/**
+ * Attachment downloads, streamed out of the raw message (never held in memory). By name the first attachment with
+ * that filename answers; by part, the 0-based index in the email's attachment list (the webhooks' downloadUrl) or
+ * the id the listing gives.
+ */
+export function downloadAttachmentByIndex(app: Api, { tags, mail }: AttachmentRouteOptions) {
+  app.get(
+    '/attachments/:emailId/parts/:idOrIndex',
+    {
+      schema: {
+        tags,
+        summary: 'Download attachment by its position or id',
+        params: Type.Object({ emailId: Type.String(), idOrIndex: Type.String() }),
         response: { 200: Binary, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const { emailId, index } = request.params;
-      if (!/^(0|[1-9][0-9]{0,5})$/.test(index)) throw new NotFound('Attachment not found');
-      const found = await mail.openAttachment(request.account.id, emailId, { index: Number(index) });
+      const { emailId, idOrIndex } = request.params;
+      const selector = /^(0|[1-9][0-9]{0,5})$/.test(idOrIndex) ? { index: Number(idOrIndex) } : { id: idOrIndex };
+      const found = await mail.openAttachment(request.account.id, emailId, selector);
       return sendAttachment(reply, found);
     },
   );

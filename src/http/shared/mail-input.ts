@@ -21,15 +21,6 @@ export interface ValidatedReply {
   attachmentCount: number;
 }
 
-export interface E2ReplyDraft {
-  from?: unknown;
-  to?: unknown;
-  subject?: unknown;
-  html?: unknown;
-  text?: unknown;
-  attachments?: unknown;
-}
-
 /** The most emails one bulk update may name. */
 const BULK_MAX = 100;
 
@@ -80,33 +71,6 @@ export async function checkReply(
     throw new Invalid('attachments must be an array');
   }
   const original = await find(emailId);
-  return {
-    original,
-    to,
-    subject,
-    hasTextBody,
-    hasHtmlBody,
-    attachmentCount: Array.isArray(draft.attachments) ? draft.attachments.length : 0,
-  };
-}
-
-/** Checks an e2 reply; `resolve` loads the email (or the thread's latest) or throws `Email or thread not found`. */
-export async function checkE2Reply(draft: E2ReplyDraft, resolve: () => Promise<StoredEmail>): Promise<ValidatedReply> {
-  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
-  if (!text(draft.from)) throw new Invalid('from is required');
-  const hasTextBody = text(draft.text) !== undefined;
-  const hasHtmlBody = text(draft.html) !== undefined;
-  if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either html or text content must be provided');
-  const original = await resolve();
-  const requested = Array.isArray(draft.to) ? draft.to.filter((value) => typeof value === 'string') : [draft.to];
-  const to =
-    text(requested[0]) ??
-    original.replyTo?.addresses[0]?.address ??
-    original.from?.addresses[0]?.address ??
-    original.fromAddress;
-  if (!to) throw new Invalid('Cannot determine recipient email address');
-  if (!EMAIL_FORMAT.test(to)) throw new Invalid('Invalid email format for to field');
-  const subject = text(draft.subject) ?? `Re: ${(original.subject ?? '').replace(/^\s*re:\s*/i, '')}`.trim();
   return {
     original,
     to,

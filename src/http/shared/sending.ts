@@ -3,7 +3,8 @@ import { ErrorBody } from '../schemas.ts';
 import type { Api, Tags } from './api.ts';
 
 /**
- * Sending and scheduling. Mailroom keeps no sent mail, so these answer 501 in both families rather than pretending.
+ * Sending and scheduling. Mailroom keeps no sent mail, so these answer 501 in both families rather than pretending
+ * (with `x-should-retry: false`, set where every 501 is answered).
  */
 
 interface SendingRouteOptions {
@@ -45,4 +46,19 @@ export function readScheduledEmail(app: Api, { tags }: SendingRouteOptions) {
 
 export function cancelScheduledEmail(app: Api, { tags }: SendingRouteOptions) {
   notSupported(app, tags, 'DELETE', '/emails/schedule/:id', 'Cancel a scheduled email');
+}
+
+/** Replies are sent mail too: e2 and v2 `POST /emails/{id}/reply` (the v2 placeholder stays on `POST /mail`). */
+export function replyToEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'POST', '/emails/:id/reply', 'Reply to an email');
+}
+
+/** v2 `GET /emails/{id}` reads sent mail (received mail is read at `/mail/{id}`). */
+export function readSentEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'GET', '/emails/:id', 'Read a sent email');
+}
+
+/** e2 `DELETE /emails/{id}` cancels a scheduled email. */
+export function cancelEmail(app: Api, { tags }: SendingRouteOptions) {
+  notSupported(app, tags, 'DELETE', '/emails/:id', 'Cancel a scheduled email');
 }

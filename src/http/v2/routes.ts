@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
+import { readSentEmail, replyToEmail } from '../shared/sending.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
+import { checkDomainVerification, startDomainVerification } from './domain-auth.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
 import {
@@ -26,6 +28,8 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   const { accounts, webhooks, mail, deliveries, retention, erasures } = services;
   requireApiKey(api, accounts);
   sharedRoutes(api, services, { tagPrefix: 'v2', catchAllMethod: 'PUT', domainMeta: true });
+  startDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
+  checkDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
   listWebhooks(api, { tags: ['v2 webhooks'], webhooks });
   createWebhook(api, { tags: ['v2 webhooks'], webhooks });
   readWebhook(api, { tags: ['v2 webhooks'], webhooks });
@@ -40,6 +44,8 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   updateMail(api, { tags: ['v2 mail'], mail });
   mailThread(api, { tags: ['v2 mail'], mail });
   rawMail(api, { tags: ['v2 mail'], mail });
+  readSentEmail(api, { tags: ['v2 emails'] });
+  replyToEmail(api, { tags: ['v2 emails'] });
   retryDelivery(api, { tags: ['v2 deliveries'], deliveries });
   listDeliveries(api, { tags: ['v2 deliveries'], deliveries });
   readDelivery(api, { tags: ['v2 deliveries'], deliveries });

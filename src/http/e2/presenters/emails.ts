@@ -2,13 +2,7 @@ import { Type } from 'typebox';
 import type { AddressList, EmailSummary, StoredEmail } from '../../../mail/index.ts';
 import { sanitizeEmailHtml } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
-import type { ValidatedReply } from '../../shared/mail-input.ts';
-import {
-  AttachmentSchema,
-  presentAttachments,
-  REPLY_PLACEHOLDER_MESSAGE,
-  subjectOf,
-} from '../../shared/presenters/received-mail.ts';
+import { AttachmentSchema, presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
 
 /** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
@@ -65,19 +59,6 @@ export const E2EmailSchema = Type.Object({
   headers: Type.Record(Type.String(), Type.Unknown()),
   tags: Type.Array(Type.String(), { description: 'Added by tag rules at ingest' }),
   guard: GuardSchema,
-});
-
-export const E2ReplyPlaceholderSchema = Type.Object({
-  message: Type.String(),
-  original_email_id: Type.String(),
-  reply_data: Type.Object({
-    to: Type.String(),
-    subject: Type.String(),
-    has_text_body: Type.Boolean(),
-    has_html_body: Type.Boolean(),
-    attachment_count: Type.Integer(),
-  }),
-  status: Type.Literal('pending_implementation'),
 });
 
 export const addressesOf = (list: AddressList | null): string[] =>
@@ -142,20 +123,5 @@ export function presentE2Email(email: StoredEmail) {
     headers: email.headers,
     tags: tagsOf(email),
     guard: presentGuard(email),
-  };
-}
-
-export function presentE2ReplyPlaceholder(reply: ValidatedReply) {
-  return {
-    message: REPLY_PLACEHOLDER_MESSAGE,
-    original_email_id: reply.original.id,
-    reply_data: {
-      to: reply.to,
-      subject: reply.subject,
-      has_text_body: reply.hasTextBody,
-      has_html_body: reply.hasHtmlBody,
-      attachment_count: reply.attachmentCount,
-    },
-    status: 'pending_implementation' as const,
   };
 }

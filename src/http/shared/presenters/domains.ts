@@ -17,6 +17,9 @@ const CatchAllEndpoint = Type.Object({
   isActive: Type.Boolean(),
 });
 
+/** What one check found for a record: `failed` says the record is not (yet) in DNS as published, `error` why. */
+export const RecordCheckStatus = Type.Union([Type.Literal('verified'), Type.Literal('failed')]);
+
 const VerificationCheckSchema = Type.Object({
   dnsRecords: Type.Array(
     Type.Object({
@@ -24,6 +27,8 @@ const VerificationCheckSchema = Type.Object({
       name: Type.String(),
       value: Type.String(),
       isVerified: Type.Boolean(),
+      status: RecordCheckStatus,
+      lastChecked: DateTime,
       error: Type.Optional(Type.String()),
     }),
   ),
@@ -144,7 +149,20 @@ function sesStatus(domain: DomainDetail): string {
 }
 
 export function presentVerificationCheck(domain: DomainDetail, check: VerificationCheck) {
-  return { ...check, sesStatus: sesStatus(domain) };
+  return {
+    ...check,
+    dnsRecords: check.dnsRecords.map(({ error, ...record }) => ({
+      ...record,
+      status: recordCheckStatus(record.isVerified),
+      lastChecked: check.lastChecked,
+      ...(error === undefined ? {} : { error }),
+    })),
+    sesStatus: sesStatus(domain),
+  };
+}
+
+export function recordCheckStatus(isVerified: boolean) {
+  return isVerified ? ('verified' as const) : ('failed' as const);
 }
 
 export function presentDomainItem(domain: DomainDetail, check?: VerificationCheck) {

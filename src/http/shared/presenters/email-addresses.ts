@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { EmailAddress } from '../../../addresses/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
+import { presentEndpointConfig } from './endpoints.ts';
 
 const RoutingSchema = Type.Object({
   type: Type.Union([Type.Literal('endpoint'), Type.Literal('webhook'), Type.Literal('none')]),
@@ -64,7 +65,7 @@ export function presentEmailAddress(address: EmailAddress, options: { listItem?:
       type: routing.type,
       id: routing.id,
       name: routing.name,
-      ...(routing.config ? { config: routing.config } : {}),
+      ...(routing.config ? { config: presentEndpointConfig(routing.config) } : {}),
       isActive: routing.isActive,
       ...(options.listItem && routing.endpointType ? { endpointType: routing.endpointType } : {}),
     },

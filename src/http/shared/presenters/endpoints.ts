@@ -18,7 +18,8 @@ const endpointFields = {
   config: Type.Unknown({
     description:
       'By type: webhook {url, secret?, headers?, timeout, retryAttempts, verificationToken}; email {forwardTo, ' +
-      'includeAttachments, subjectPrefix?, fromAddress?, senderName?}; email_group {emails, ...the same options}',
+      'email (the same address), includeAttachments, subjectPrefix?, fromAddress?, senderName?}; email_group ' +
+      '{emails, ...the same options}',
   }),
   isActive: Type.Boolean(),
   deactivatedReason: Type.Optional(
@@ -67,12 +68,17 @@ export const EndpointDeletedSchema = Type.Object({
   }),
 });
 
+/** An endpoint's stored config; a forward target also as `email`, the name `@inboundemail/sdk` types it by. */
+export function presentEndpointConfig(config: Record<string, unknown>) {
+  return typeof config.forwardTo === 'string' ? { ...config, email: config.forwardTo } : config;
+}
+
 export function presentUpdatedEndpoint(endpoint: Endpoint) {
   return {
     id: endpoint.id,
     name: endpoint.name,
     type: endpoint.type,
-    config: endpoint.config,
+    config: presentEndpointConfig(endpoint.config),
     isActive: endpoint.isActive,
     ...(endpoint.deactivatedReason ? { deactivatedReason: endpoint.deactivatedReason } : {}),
     description: endpoint.description,
