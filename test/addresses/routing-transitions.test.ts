@@ -46,7 +46,7 @@ function endpointRouting() {
     type: 'endpoint',
     id: endpoint.id,
     name: 'Forward',
-    config: { forwardTo: 'team@example.com', includeAttachments: true },
+    config: { forwardTo: 'team@example.com', includeAttachments: true, email: 'team@example.com' },
     isActive: true,
   };
 }
