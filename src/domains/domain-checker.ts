@@ -1,4 +1,4 @@
-import { type Clock, isoNow } from '../core/index.ts';
+import { type Clock, isoNow, type Logger } from '../core/index.ts';
 import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { checkRecord } from './dns-records.ts';
@@ -9,11 +9,13 @@ export class DomainChecker {
   private readonly db: Db;
   private readonly dns: DnsLookup;
   private readonly clock: Clock;
+  private readonly logger: Logger;
 
-  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock }) {
+  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock; logger: Logger }) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
+    this.logger = deps.logger;
   }
 
   async records(domainId: string): Promise<DnsRecord[]> {
@@ -69,6 +71,12 @@ export class DomainChecker {
         .returningAll()
         .executeTakeFirstOrThrow();
     });
+    if (updated.status !== row.status) {
+      this.logger.info(
+        { domainId: row.id, domain: row.domain, from: row.status, to: updated.status },
+        'domain status changed',
+      );
+    }
     const verificationCheck: VerificationCheck = {
       dnsRecords: checkedRecords.map((record) => ({
         type: record.recordType,
