@@ -1,7 +1,7 @@
 import { type Clock, isoNow, type Logger } from '../core/index.ts';
 import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { checkRecord } from './dns-records.ts';
+import { checkRecord, valueForMxHost } from './dns-records.ts';
 import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
 
 /** Checks a domain's stored records against live DNS and records the outcome on the records and the domain. */
@@ -9,12 +9,14 @@ export class DomainChecker {
   private readonly db: Db;
   private readonly dns: DnsLookup;
   private readonly clock: Clock;
+  private readonly mxHost: string;
   private readonly logger: Logger;
 
-  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock; logger: Logger }) {
+  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock; mxHost: string; logger: Logger }) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
+    this.mxHost = deps.mxHost;
     this.logger = deps.logger;
   }
 
@@ -28,8 +30,15 @@ export class DomainChecker {
     return rows.map(toRecord);
   }
 
+  /**
+   * Checks the records as the MX host configured now asks for them: a record that named an earlier MX_HOST is
+   * rewritten, and the verification token stays.
+   */
   async check(row: DomainsTable) {
-    const records = await this.records(row.id);
+    const records = (await this.records(row.id)).map((record) => ({
+      ...record,
+      value: valueForMxHost(record, this.mxHost),
+    }));
     const results = await Promise.all(records.map((record) => checkRecord(this.dns, record)));
     const now = isoNow(this.clock);
     const checkedRecords = records.map((record, i) => ({
@@ -49,6 +58,7 @@ export class DomainChecker {
         await trx
           .updateTable('dns_records')
           .set({
+            value: record.value,
             is_verified: toFlag(record.isVerified),
             last_error: record.lastError,
             last_checked: now,

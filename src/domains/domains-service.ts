@@ -57,7 +57,7 @@ export class DomainsService {
     this.settings = deps.settings;
     this.endpoints = deps.endpoints;
     this.logger = deps.logger;
-    this.checker = new DomainChecker(deps);
+    this.checker = new DomainChecker({ ...deps, mxHost: deps.settings.mxHost });
   }
 
   async list(
