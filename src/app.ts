@@ -93,6 +93,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     clock,
     settings: { mxHost: config.mxHost, giveUpAfterMs: config.domainVerification.giveUpAfterMs },
     endpoints: { find: (accountId, id) => endpoints.summary(accountId, id) },
+    logger,
   });
   const addresses = new EmailAddressesService({
     db,

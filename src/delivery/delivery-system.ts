@@ -68,6 +68,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     policy: createRetryPolicy(settings.retryScale),
     attachmentUrl: settings.attachmentUrl,
     userAgent,
+    logger,
     now,
   });
   const worker = new DeliveryWorker({

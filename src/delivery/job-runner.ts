@@ -1,5 +1,6 @@
+import type { Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
-import type { DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
+import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
@@ -16,6 +17,7 @@ export interface JobRunnerDeps {
   policy: RetryPolicy;
   attachmentUrl: string;
   userAgent: string;
+  logger: Logger;
   now(): Date;
 }
 
@@ -105,6 +107,7 @@ export class JobRunner {
       result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
     }
     await this.deps.store.finishAttempt({ job, owner, attempt, result });
+    this.logAttempt(job, target, attempt, result);
     return result;
   }
 
@@ -159,7 +162,26 @@ export class JobRunner {
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
     await this.deps.store.finishAttempt({ job, owner, attempt, result });
+    this.logAttempt(job, target, attempt, result);
     return result;
+  }
+
+  /** One line per recorded attempt, without the response body. */
+  private logAttempt(job: DeliveryJob, target: DeliveryTarget, attempt: AttemptRecord, result: AttemptResult): void {
+    this.deps.logger.info(
+      {
+        deliveryId: job.id,
+        emailId: job.email_id,
+        endpointId: target.id,
+        endpointType: target.kind === 'webhook' ? 'webhook' : target.endpointType,
+        status: result.status,
+        statusCode: attempt.statusCode,
+        durationMs: attempt.durationMs,
+        nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
+        error: attempt.error,
+      },
+      'delivery attempt',
+    );
   }
 }
 

@@ -40,6 +40,20 @@ export function wildcardMxRecord(domain: string, mxHost: string): PlannedRecord 
   };
 }
 
+function spfValue(mxHost: string): string {
+  return `v=spf1 a:${mxHost} ~all`;
+}
+
+/**
+ * What a stored record asks for with the MX host configured now: the MX record and our SPF record name the host, so
+ * they follow a change of MX_HOST; every other record (the verification token among them) keeps its value.
+ */
+export function valueForMxHost(record: { recordType: string; name: string; value: string }, mxHost: string): string {
+  if (record.recordType === 'MX') return mxRecord(record.name, mxHost).value;
+  if (record.recordType === 'TXT' && record.value.startsWith('v=spf1 a:')) return spfValue(mxHost);
+  return record.value;
+}
+
 /** The four records a new top-level domain is asked to publish (a subdomain of a verified parent only needs MX). */
 export function plannedRecords(domain: string, mxHost: string, verificationToken: string): PlannedRecord[] {
   return [
@@ -55,7 +69,7 @@ export function plannedRecords(domain: string, mxHost: string, verificationToken
     {
       recordType: 'TXT',
       name: domain,
-      value: `v=spf1 a:${mxHost} ~all`,
+      value: spfValue(mxHost),
       priority: null,
       description: 'SPF: lets Mailroom send forwards for the domain (recommended)',
       isRequired: false,

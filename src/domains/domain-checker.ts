@@ -1,7 +1,7 @@
-import { type Clock, isoNow } from '../core/index.ts';
+import { type Clock, isoNow, type Logger } from '../core/index.ts';
 import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { checkRecord } from './dns-records.ts';
+import { checkRecord, valueForMxHost } from './dns-records.ts';
 import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
 
 /** Checks a domain's stored records against live DNS and records the outcome on the records and the domain. */
@@ -9,11 +9,15 @@ export class DomainChecker {
   private readonly db: Db;
   private readonly dns: DnsLookup;
   private readonly clock: Clock;
+  private readonly mxHost: string;
+  private readonly logger: Logger;
 
-  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock }) {
+  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock; mxHost: string; logger: Logger }) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
+    this.mxHost = deps.mxHost;
+    this.logger = deps.logger;
   }
 
   async records(domainId: string): Promise<DnsRecord[]> {
@@ -26,8 +30,15 @@ export class DomainChecker {
     return rows.map(toRecord);
   }
 
+  /**
+   * Checks the records as the MX host configured now asks for them: a record that named an earlier MX_HOST is
+   * rewritten, and the verification token stays.
+   */
   async check(row: DomainsTable) {
-    const records = await this.records(row.id);
+    const records = (await this.records(row.id)).map((record) => ({
+      ...record,
+      value: valueForMxHost(record, this.mxHost),
+    }));
     const results = await Promise.all(records.map((record) => checkRecord(this.dns, record)));
     const now = isoNow(this.clock);
     const checkedRecords = records.map((record, i) => ({
@@ -47,6 +58,7 @@ export class DomainChecker {
         await trx
           .updateTable('dns_records')
           .set({
+            value: record.value,
             is_verified: toFlag(record.isVerified),
             last_error: record.lastError,
             last_checked: now,
@@ -69,6 +81,12 @@ export class DomainChecker {
         .returningAll()
         .executeTakeFirstOrThrow();
     });
+    if (updated.status !== row.status) {
+      this.logger.info(
+        { domainId: row.id, domain: row.domain, from: row.status, to: updated.status },
+        'domain status changed',
+      );
+    }
     const verificationCheck: VerificationCheck = {
       dnsRecords: checkedRecords.map((record) => ({
         type: record.recordType,

@@ -1,4 +1,14 @@
-import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
+import {
+  type Clock,
+  Conflict,
+  Invalid,
+  isoNow,
+  LimitReached,
+  type Logger,
+  NotFound,
+  newId,
+  randomHex,
+} from '../core/index.ts';
 import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
@@ -31,6 +41,7 @@ export class DomainsService {
   private readonly settings: DomainsSettings;
   private readonly endpoints: EndpointDirectory;
   private readonly checker: DomainChecker;
+  private readonly logger: Logger;
 
   constructor(deps: {
     db: Db;
@@ -38,13 +49,15 @@ export class DomainsService {
     clock: Clock;
     settings: DomainsSettings;
     endpoints: EndpointDirectory;
+    logger: Logger;
   }) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
     this.settings = deps.settings;
     this.endpoints = deps.endpoints;
-    this.checker = new DomainChecker(deps);
+    this.logger = deps.logger;
+    this.checker = new DomainChecker({ ...deps, mxHost: deps.settings.mxHost });
   }
 
   async list(
@@ -299,12 +312,18 @@ export class DomainsService {
       const { row: after } = await this.checker.check(row);
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
-        await this.db
+        const gaveUp = await this.db
           .updateTable('domains')
           .set({ status: 'failed', updated_at: isoNow(this.clock) })
           .where('id', '=', row.id)
           .where('status', '=', 'pending')
-          .execute();
+          .executeTakeFirst();
+        if (Number(gaveUp.numUpdatedRows) > 0) {
+          this.logger.info(
+            { domainId: row.id, domain: row.domain, from: 'pending', to: 'failed' },
+            'domain status changed',
+          );
+        }
         failed++;
       }
     }

@@ -109,10 +109,13 @@ export async function publicUrlProblem(url: string, options: UrlGuardOptions): P
     : undefined;
 }
 
+/** The guard refuses private destinations unless the deployment allows them; the refusal says how. */
+const ALLOW_HINT = 'set ALLOW_PRIVATE_DESTINATIONS=true to allow private destinations';
+
 /** Throws the spec's 400 `Invalid configuration` when `publicUrlProblem` finds one. */
 export async function assertPublicUrl(url: string, options: UrlGuardOptions): Promise<void> {
   const problem = await publicUrlProblem(url, options);
-  if (problem) throw new Invalid('Invalid configuration', { details: problem });
+  if (problem) throw new Invalid('Invalid configuration', { details: `${problem}; ${ALLOW_HINT}` });
 }
 
 /**
@@ -130,7 +133,7 @@ export function assertPublicForwardAddress(address: string, allowPrivate: boolea
   const host = isIP(domain) || !URL.canParse(`http://${domain}/`) ? domain : new URL(`http://${domain}/`).hostname;
   if (BLOCKED_NAMES.test(host) || (isIP(host) && isPrivateAddress(host))) {
     throw new Invalid('Invalid configuration', {
-      details: `Forward address must not point to a loopback, private, link-local or metadata address (${address})`,
+      details: `Forward address must not point to a loopback, private, link-local or metadata address (${address}); ${ALLOW_HINT}`,
     });
   }
 }

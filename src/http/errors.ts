@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Conflict, Invalid, LimitReached, NotFound, NotSupported } from '../core/index.ts';
+import { SEND_JSON_CONTENT_TYPE } from './json-content-type.ts';
 
 const STATUS_BY_ERROR = new Map<abstract new (...args: never[]) => AppError, number>([
   [NotFound, 404],
@@ -11,11 +12,18 @@ const STATUS_BY_ERROR = new Map<abstract new (...args: never[]) => AppError, num
 ]);
 
 /** Fastify's own client-side errors, answered with a plain sentence instead of its internal codes. */
-const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => { status: number; message: string }> = {
+const FRAMEWORK_ERRORS: Record<
+  string,
+  (error: FastifyError, request: FastifyRequest) => { status: number; message: string }
+> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => ({ status: 400, message: 'Malformed JSON in request body' }),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => ({ status: 400, message: 'Malformed JSON in request body' }),
   FST_ERR_CTP_BODY_TOO_LARGE: () => ({ status: 413, message: 'Request body is too large' }),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => ({ status: 415, message: 'Unsupported Content-Type' }),
+  // A body without any Content-Type is most often JSON from a client that did not label it.
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_error, request) =>
+    request.headers['content-type'] === undefined
+      ? { status: 415, message: `Request body has no Content-Type: ${SEND_JSON_CONTENT_TYPE}` }
+      : { status: 415, message: 'Unsupported Content-Type' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => ({ status: 400, message: 'Content-Length does not match the body' }),
 };
 
@@ -40,7 +48,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
   const framework = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
   if (framework) {
-    const { status, message } = framework(error);
+    const { status, message } = framework(error, request);
     return reply.code(status).send({ error: message });
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {

@@ -15,6 +15,7 @@ import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
 import { e2Routes } from './e2/routes.ts';
 import { answerClientError, handleError } from './errors.ts';
+import { refuseJsonSentAsForm } from './json-content-type.ts';
 import { acceptMultipartBodies } from './multipart-body.ts';
 import { rejectNulCharacters } from './reject-nul.ts';
 import { v2Routes } from './v2/routes.ts';
@@ -83,6 +84,7 @@ export async function buildHttpServer(
   await app.register(formbody);
   await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
   app.addHook('preValidation', rejectNulCharacters);
+  app.addHook('preValidation', refuseJsonSentAsForm);
 
   await app.register(swagger, {
     openapi: {

@@ -218,12 +218,23 @@ export function createIngestService(deps: IngestDependencies) {
       } else await discardBlob(blobKey);
       throw error;
     }
-    if (emails.every((email) => email.duplicate)) {
+    const fresh = emails.filter((email) => !email.duplicate);
+    // A retried copy already stored for a recipient is named apart: nothing new was stored for it.
+    deps.logger.info(
+      {
+        queueId,
+        emailIds: fresh.map((email) => email.id),
+        duplicateIds: emails.filter((email) => email.duplicate).map((email) => email.id),
+        size: rawSize,
+        recipients: emails.map((email) => email.recipient),
+        messageId: analysis.value.parsed.messageId,
+      },
+      'message stored',
+    );
+    if (fresh.length === 0) {
       // Every recipient already had this copy; the new blob is referenced by nothing.
       await discardBlob(blobKey);
-    }
-    const fresh = emails.filter((email) => !email.duplicate);
-    if (fresh.length > 0) {
+    } else {
       for (const listener of listeners) {
         try {
           listener(fresh);

@@ -119,13 +119,20 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   const routes = new WeakMap<SMTPServerAddress, AcceptedRoute>();
   const { logger } = options;
 
-  async function decideRecipient(address: SMTPServerAddress): Promise<Error | null> {
+  async function decideRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
     const decision = await options.router.resolve(address.address);
+    const envelope = {
+      clientIp: session.remoteAddress,
+      mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
+      recipient: address.address,
+    };
     if (decision.accepted) {
       routes.set(address, decision);
+      logger.info({ ...envelope, matchedBy: decision.matchedBy }, 'recipient accepted');
       return null;
     }
     const rejection = rcptRejection(decision.reason, address.address);
+    logger.info({ ...envelope, reason: decision.reason }, 'recipient refused');
     return smtpError(rejection.code, rejection.message);
   }
 
@@ -245,8 +252,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     key: options.tls.key,
     cert: options.tls.cert,
     logger: false,
-    onRcptTo(address, _session, callback) {
-      decideRecipient(address).then(callback, (error) => {
+    onRcptTo(address, session, callback) {
+      decideRecipient(address, session).then(callback, (error) => {
         logger.error({ err: error, recipient: address.address }, 'routing failed');
         callback(TEMPORARY_FAILURE());
       });

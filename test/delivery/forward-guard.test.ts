@@ -72,7 +72,7 @@ async function forwardOnce(instance: Instance, type: 'email' | 'email_group', co
 
 const refusedAddress = (address: string) => ({
   error: 'Invalid configuration',
-  details: `Forward address must not point to a loopback, private, link-local or metadata address (${address})`,
+  details: `Forward address must not point to a loopback, private, link-local or metadata address (${address}); set ALLOW_PRIVATE_DESTINATIONS=true to allow private destinations`,
 });
 
 describe('forward targets with internal literal domains are refused on create and update', () => {

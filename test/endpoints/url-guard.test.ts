@@ -99,7 +99,7 @@ function hostsFileName(): { name: string; address: string } | undefined {
 
 const refused = (host: string) => ({
   error: 'Invalid configuration',
-  details: `Webhook URL must not point to a loopback, private, link-local or metadata address (${host})`,
+  details: `Webhook URL must not point to a loopback, private, link-local or metadata address (${host}); set ALLOW_PRIVATE_DESTINATIONS=true to allow private destinations`,
 });
 
 describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {

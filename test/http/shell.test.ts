@@ -76,6 +76,41 @@ describe('error handling', () => {
     assert.deepEqual(response.body, { error: 'Unsupported Content-Type' });
   });
 
+  test('JSON sent as a form (curl -d) is 415 telling to send Content-Type: application/json', async () => {
+    for (const raw of ['{"domain":"x.test"}', '[{"domain":"x.test"}]', '{"domain":"a=b&c"}']) {
+      const response = await api.post('/api/v2/domains', undefined, {
+        raw,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(response.status, 415, raw);
+      assert.deepEqual(response.body, {
+        error:
+          'Request body is JSON but Content-Type is not: Send JSON bodies with the header Content-Type: application/json',
+      });
+    }
+  });
+
+  test('a real form still creates a domain', async () => {
+    const response = await api.post('/api/v2/domains', undefined, {
+      raw: 'domain=form-body.test',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(response.status, 201, JSON.stringify(response.body));
+    assert.equal(response.body.domain, 'form-body.test');
+  });
+
+  test('a body without a Content-Type is 415 telling to send Content-Type: application/json', async () => {
+    const response = await fetch(`${server.baseUrl}/api/v2/domains`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      body: new Blob(['{"domain":"x.test"}']),
+    });
+    assert.equal(response.status, 415);
+    assert.deepEqual(await response.json(), {
+      error: 'Request body has no Content-Type: Send JSON bodies with the header Content-Type: application/json',
+    });
+  });
+
   test('a body over the limit is 413', async () => {
     const response = await api.post('/api/v2/domains', { domain: 'x'.repeat(3 * 1024 * 1024) });
     assert.equal(response.status, 413);

@@ -145,16 +145,27 @@ describe('SMTP conversation over a real socket', () => {
     await smtp.quit();
   });
 
-  test('unknown, inactive and unverified-domain recipients are refused with 550 5.1.1', async () => {
+  test('unknown and inactive recipients are refused with 550 5.1.1 User unknown', async () => {
     const smtp = await openSmtpConversation(server.smtpPort);
     await smtp.command('EHLO client.test');
     await smtp.command('MAIL FROM:<a@sender.test>');
-    for (const recipient of ['nobody@smtp.test', 'paused@smtp.test', 'inbox@unverified.test']) {
+    for (const recipient of ['nobody@smtp.test', 'paused@smtp.test']) {
       assert.equal(
         await smtp.command(`RCPT TO:<${recipient}>`),
         `550 5.1.1 <${recipient}>: Recipient address rejected: User unknown`,
       );
     }
+    await smtp.quit();
+  });
+
+  test('a recipient on an unverified domain is refused with 550 5.1.1 saying the domain is not verified', async () => {
+    const smtp = await openSmtpConversation(server.smtpPort);
+    await smtp.command('EHLO client.test');
+    await smtp.command('MAIL FROM:<a@sender.test>');
+    assert.equal(
+      await smtp.command('RCPT TO:<inbox@unverified.test>'),
+      '550 5.1.1 <inbox@unverified.test>: Recipient address rejected: Domain not verified yet',
+    );
     await smtp.quit();
   });
 
