@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, listenForNotifications } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
@@ -9,7 +9,6 @@ import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
 import { JobRunner } from './job-runner.ts';
 import { notifyChannel, OutboxStore } from './outbox-store.ts';
-import { listenForWakeups, wakeupChannel } from './pg-wakeup.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
 export interface DeliverySystemOptions {
@@ -82,8 +81,9 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     },
   });
   const pg = options.database.kind === 'postgres' ? options.database : undefined;
-  const channel = wakeupChannel(pg?.schema);
-  let listener: ReturnType<typeof listenForWakeups> | undefined;
+  // The NOTIFY channel of this installation (one schema) on the PostgreSQL server.
+  const channel = `mailroom_deliveries_${pg?.schema ?? 'public'}`;
+  let listener: ReturnType<typeof listenForNotifications> | undefined;
 
   let notifyScheduled = false;
   /** Wakes this process's worker now, and other processes with one NOTIFY for all commits of the same tick. */
@@ -113,7 +113,14 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     jobsQueued,
     async start(): Promise<void> {
       if (pg) {
-        listener = listenForWakeups({ url: pg.url, channel, self: worker.owner, logger, onWake: () => worker.wake() });
+        listener = listenForNotifications({
+          url: pg.url,
+          channel,
+          purpose: 'delivery wake-up',
+          self: worker.owner,
+          logger,
+          onNotify: () => worker.wake(),
+        });
         await listener.ready;
       }
       worker.start();
