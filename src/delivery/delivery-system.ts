@@ -21,6 +21,8 @@ export interface DeliverySystemOptions {
   /** The SSRF rule, applied to every address a webhook or a direct forward connects to. */
   guard: AddressGuard;
   readRaw(key: string): Promise<Buffer>;
+  /** Called after a commit that appended delivery events, to wake this process's event streams. */
+  eventsAppended(): void;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -43,7 +45,7 @@ export interface DeliverySystemOptions {
 export function createDeliverySystem(options: DeliverySystemOptions) {
   const { db, clock, logger, settings } = options;
   const now = () => clock.now();
-  const store = new OutboxStore(db, options.database.kind);
+  const store = new OutboxStore(db, options.database.kind, options.eventsAppended);
   const targets = new DeliveryTargets(db, clock);
   const http = createHttpSender(options.guard);
   const forwarder = createForwarder({

@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
+import { appendEvents, type NewEvent } from '../events/index.ts';
 
 export type DeliveryJob = Selectable<DeliveriesTable>;
 
@@ -44,10 +45,13 @@ export interface FinishedAttempt {
 export class OutboxStore {
   private readonly db: Db;
   private readonly postgres: boolean;
+  /** Called after a commit that appended events (delivery.succeeded, delivery.failed). */
+  private readonly eventsAppended: () => void;
 
-  constructor(db: Db, kind: 'sqlite' | 'postgres') {
+  constructor(db: Db, kind: 'sqlite' | 'postgres', eventsAppended: () => void) {
     this.db = db;
     this.postgres = kind === 'postgres';
+    this.eventsAppended = eventsAppended;
   }
 
   /**
@@ -120,12 +124,14 @@ export class OutboxStore {
 
   /**
    * Records attempts and moves their jobs on, all in one transaction: one commit (one WAL fsync on SQLite) for the
-   * whole batch. Each job's change is fenced by its owner; its attempt is logged either way.
+   * whole batch. Each job's change is fenced by its owner; its attempt is logged either way, and reported as an
+   * event: delivery.succeeded, or delivery.failed for every failed attempt (`final` says whether a retry follows).
    */
   async finishAttempts(finished: readonly FinishedAttempt[]): Promise<void> {
     await this.bookkeeping((db) =>
       db.transaction().execute(async (trx) => {
         const logged: Insertable<DeliveryAttemptsTable>[] = [];
+        const events: NewEvent[] = [];
         for (const { job, owner, attempt, result } of finished) {
           const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
           const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
@@ -159,10 +165,20 @@ export class OutboxStore {
             .where('lease_owner', '=', owner)
             .returning('attempts')
             .executeTakeFirst();
+          const attemptNumber = updated ? Number(updated.attempts) : job.attempts + 1;
+          events.push(
+            deliveryEvent(job, {
+              attempt: attemptNumber,
+              success: attempt.success,
+              statusCode: attempt.statusCode,
+              error: attempt.error,
+              nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
+            }),
+          );
           logged.push({
             id: newId('dla'),
             delivery_id: job.id,
-            attempt: updated ? Number(updated.attempts) : job.attempts + 1,
+            attempt: attemptNumber,
             started_at: attempt.startedAt.toISOString(),
             duration_ms: attempt.durationMs,
             success: attempt.success ? 1 : 0,
@@ -174,8 +190,10 @@ export class OutboxStore {
           });
         }
         await trx.insertInto('delivery_attempts').values(logged).execute();
+        await appendEvents(trx, events);
       }),
     );
+    this.eventsAppended();
   }
 
   /**
@@ -201,19 +219,26 @@ export class OutboxStore {
 
   /** Ends a job without an attempt (its target is gone or switched off). */
   async abandon(job: DeliveryJob, owner: string, reason: string, now: Date): Promise<void> {
-    await this.db
-      .updateTable('deliveries')
-      .set({
-        status: 'failed',
-        next_attempt_at: null,
-        lease_owner: null,
-        lease_expires_at: null,
-        last_error: reason,
-        updated_at: now.toISOString(),
-      })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const ended = await trx
+        .updateTable('deliveries')
+        .set({
+          status: 'failed',
+          next_attempt_at: null,
+          lease_owner: null,
+          lease_expires_at: null,
+          last_error: reason,
+          updated_at: now.toISOString(),
+        })
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      if (Number(ended.numUpdatedRows) === 0) return;
+      await appendEvents(trx, [
+        deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
+      ]);
+    });
+    this.eventsAppended();
   }
 
   /** The recipient outcomes of the job's latest attempt, so a group retry skips those already sent. */
@@ -227,6 +252,32 @@ export class OutboxStore {
       .executeTakeFirst();
     return row?.recipients ? JSON.parse(row.recipients) : null;
   }
+}
+
+/** The event reporting one attempt on a job (or its end without one: `attempt` null). */
+function deliveryEvent(
+  job: DeliveryJob,
+  outcome: {
+    attempt: number | null;
+    success: boolean;
+    statusCode: number | null;
+    error: string | null;
+    nextAttemptAt: string | null;
+  },
+): NewEvent {
+  return {
+    accountId: job.account_id,
+    type: outcome.success ? 'delivery.succeeded' : 'delivery.failed',
+    data: {
+      deliveryId: job.id,
+      emailId: job.email_id,
+      ...(job.target_type === 'endpoint' ? { endpointId: job.target_id } : { webhookId: job.target_id }),
+      attempt: outcome.attempt,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      ...(outcome.success ? {} : { final: outcome.nextAttemptAt === null, nextAttemptAt: outcome.nextAttemptAt }),
+    },
+  };
 }
 
 /** `pg_notify` wakes listening workers in other processes; `sender` lets the sending process skip its own. */

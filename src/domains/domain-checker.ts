@@ -1,6 +1,7 @@
 import { type Clock, isoNow } from '../core/index.ts';
 import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { appendEvents } from '../events/index.ts';
 import { checkRecord } from './dns-records.ts';
 import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
 
@@ -9,11 +10,13 @@ export class DomainChecker {
   private readonly db: Db;
   private readonly dns: DnsLookup;
   private readonly clock: Clock;
+  private readonly eventsAppended: () => void;
 
-  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock }) {
+  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock; eventsAppended: () => void }) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
+    this.eventsAppended = deps.eventsAppended;
   }
 
   async records(domainId: string): Promise<DnsRecord[]> {
@@ -55,6 +58,7 @@ export class DomainChecker {
           .where('id', '=', record.id)
           .execute();
       }
+      if (status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
       return trx
         .updateTable('domains')
         .set({
@@ -69,6 +73,7 @@ export class DomainChecker {
         .returningAll()
         .executeTakeFirstOrThrow();
     });
+    if (status !== row.status) this.eventsAppended();
     const verificationCheck: VerificationCheck = {
       dnsRecords: checkedRecords.map((record) => ({
         type: record.recordType,
@@ -82,4 +87,16 @@ export class DomainChecker {
     };
     return { row: updated, records: checkedRecords, verificationCheck };
   }
+}
+
+/** The event reporting that a domain's status moved from what `row` holds to `to`. */
+export function domainStatusChanged(
+  row: Pick<DomainsTable, 'id' | 'account_id' | 'domain' | 'status'>,
+  to: DomainStatus,
+) {
+  return {
+    accountId: row.account_id,
+    type: 'domain.status_changed' as const,
+    data: { domainId: row.id, domain: row.domain, from: row.status, to },
+  };
 }

@@ -1,8 +1,9 @@
 import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { appendEvents } from '../events/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
-import { DomainChecker } from './domain-checker.ts';
+import { DomainChecker, domainStatusChanged } from './domain-checker.ts';
 import {
   type CatchAllUpdate,
   type CreatedDomain,
@@ -31,6 +32,7 @@ export class DomainsService {
   private readonly settings: DomainsSettings;
   private readonly endpoints: EndpointDirectory;
   private readonly checker: DomainChecker;
+  private readonly eventsAppended: () => void;
 
   constructor(deps: {
     db: Db;
@@ -38,8 +40,11 @@ export class DomainsService {
     clock: Clock;
     settings: DomainsSettings;
     endpoints: EndpointDirectory;
+    /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
+    eventsAppended: () => void;
   }) {
     this.db = deps.db;
+    this.eventsAppended = deps.eventsAppended;
     this.dns = deps.dns;
     this.clock = deps.clock;
     this.settings = deps.settings;
@@ -299,12 +304,18 @@ export class DomainsService {
       const { row: after } = await this.checker.check(row);
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
-        await this.db
-          .updateTable('domains')
-          .set({ status: 'failed', updated_at: isoNow(this.clock) })
-          .where('id', '=', row.id)
-          .where('status', '=', 'pending')
-          .execute();
+        const gaveUp = await this.db.transaction().execute(async (trx) => {
+          const updated = await trx
+            .updateTable('domains')
+            .set({ status: 'failed', updated_at: isoNow(this.clock) })
+            .where('id', '=', row.id)
+            .where('status', '=', 'pending')
+            .executeTakeFirst();
+          if (Number(updated.numUpdatedRows) === 0) return false;
+          await appendEvents(trx, [domainStatusChanged(after, 'failed')]);
+          return true;
+        });
+        if (gaveUp) this.eventsAppended();
         failed++;
       }
     }

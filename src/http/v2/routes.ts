@@ -3,6 +3,7 @@ import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
+import { streamEvents } from './events.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
 import { explainRouting } from './routing-explain.ts';
 import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook } from './webhooks.ts';
@@ -32,4 +33,5 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   readDelivery(api, { tags: ['v2 deliveries'], deliveries });
   replayDeliveries(api, { tags: ['v2 deliveries'], deliveries });
   explainRouting(api, { tags: ['v2 routing'], explainRouting: services.explainRouting });
+  streamEvents(api, { tags: ['v2 events'], events: services.events });
 };
