@@ -66,6 +66,16 @@ describe('GET /api/v2/events', () => {
     assert.deepEqual(await response.json(), { error: 'Unauthorized' });
   });
 
+  test('the OpenAPI document describes it as a text/event-stream with a Last-Event-ID header', async () => {
+    const document = await api.get('/api/v2/openapi.json');
+    const operation = document.body.paths['/api/v2/events'].get;
+    assert.deepEqual(Object.keys(operation.responses['200'].content), ['text/event-stream']);
+    assert.deepEqual(
+      operation.parameters.map((parameter: { in: string; name: string }) => [parameter.in, parameter.name]),
+      [['header', 'last-event-id']],
+    );
+  });
+
   test('400 for a Last-Event-ID that is not a position the server wrote', async () => {
     const stream = await openEventStream(server.baseUrl, server.apiKey, 'not-an-id');
     assert.equal(stream.response.status, 400);

@@ -60,11 +60,14 @@ export function streamEvents(app: Api, { tags, events }: { tags: Tags; events: P
       response.write(`retry: ${RECONNECT_MS}\n\n`);
       open.add(response);
       const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
-      response.on('close', () => {
+      const end = () => {
         clearInterval(heartbeat);
         subscription.close();
         open.delete(response);
-      });
+      };
+      response.on('close', end);
+      // The client may have gone while the subscription was opened, before 'close' was listened for.
+      if (request.raw.socket.destroyed) end();
     },
   );
 }
