@@ -10,6 +10,7 @@ import { createDeliverySystem, type DeliverySystem, deliveryHistory } from './de
 import { createDnsLookup } from './dns/index.ts';
 import { DomainsService, startDomainVerifier } from './domains/index.ts';
 import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
+import { EventHub } from './events/index.ts';
 import { buildHttpServer } from './http/index.ts';
 import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
 import { MailService, ThreadsService } from './mail/index.ts';
@@ -77,6 +78,16 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const blobs = await openBlobStore(config.blobs);
 
   const dns = createDnsLookup(config.dnsServers);
+  // The event stream's reader; whoever commits events calls eventsAppended after the commit.
+  const events = new EventHub({
+    db,
+    clock,
+    logger,
+    ...(config.database.kind === 'postgres'
+      ? { postgres: { url: config.database.url, schema: config.database.schema } }
+      : {}),
+  });
+  const eventsAppended = () => events.notify();
   const accounts = new AccountsService(db, clock);
   const destinationChecks = {
     db,
@@ -94,6 +105,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     settings: { mxHost: config.mxHost, giveUpAfterMs: config.domainVerification.giveUpAfterMs },
     endpoints: { find: (accountId, id) => endpoints.summary(accountId, id) },
     logger,
+    eventsAppended,
   });
   const addresses = new EmailAddressesService({
     db,
@@ -161,6 +173,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
         ? 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)'
         : undefined,
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
+    eventsAppended,
     settings: {
       ...config.delivery,
       attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,
@@ -172,6 +185,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   ingest.onCommitted((emails) => {
     const jobs = emails.flatMap((email) => email.deliveries);
     if (jobs.length > 0) delivery.jobsCommitted(jobs);
+    // Each newly stored email was committed with its email.received event.
+    eventsAppended();
   });
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
@@ -195,6 +210,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       erasures,
       explainRouting: (accountId, input) => explainRouting(explainDependencies, accountId, input),
       ping: database.ping,
+      events,
     },
     logger,
     VERSION,
@@ -231,6 +247,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       const smtpPort = await smtp.listen(config.smtp.port, config.smtp.host).catch((error) => {
         throw new ListenError('smtp', config.smtp.port, error);
       });
+      await events.start();
       const httpUrl = await http.listen({ port: config.http.port, host: config.http.host }).catch((error) => {
         throw new ListenError('http', config.http.port, error);
       });
@@ -245,7 +262,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await smtp.close();
       const settled = await ingest.drain();
       await delivery.stop();
+      // Open event streams are ended as the HTTP server closes (its preClose hook); then the hub stops reading.
       await http.close();
+      await events.stop();
       await searchIndexer?.stop();
       await checkpointer?.stop();
       await database.close();

@@ -19,11 +19,13 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   blobs: ['core', 'config'],
   dns: ['core', 'config'],
   accounts: ['core', 'db'],
-  domains: ['core', 'db', 'dns'],
+  domains: ['core', 'db', 'dns', 'events'],
   endpoints: ['core', 'db', 'dns'],
   addresses: ['core', 'db', 'endpoints'],
   routing: ['core', 'config', 'db', 'addresses'],
   search: ['core', 'db'],
+  /** The account event log behind the event stream; ingest, delivery and domains append to it. */
+  events: ['core', 'db'],
   /** Guard-style rules, the sender blocklist and the routing explain; ingest runs the rules. */
   rules: ['core', 'db', 'mail', 'routing'],
   ingest: [
@@ -39,15 +41,28 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
     'endpoints',
     'mail',
     'delivery',
+    'events',
   ],
   mail: ['core', 'db', 'mime', 'search'],
-  delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail'],
+  delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail', 'events'],
   /** Retention periods, legal holds, expiry and erase by query: deletes mail through its rows and blobs. */
   retention: ['core', 'db', 'mail', 'search'],
   smtp: ['core', 'routing', 'ingest'],
   /** The web console: static files and the plugin that serves them; it reaches Mailroom only through the public API. */
   console: [],
-  http: ['console', 'core', 'accounts', 'domains', 'addresses', 'endpoints', 'mail', 'delivery', 'rules', 'retention'],
+  http: [
+    'console',
+    'core',
+    'accounts',
+    'domains',
+    'addresses',
+    'endpoints',
+    'mail',
+    'delivery',
+    'rules',
+    'retention',
+    'events',
+  ],
   sandbox: ['accounts', 'domains', 'addresses', 'endpoints'],
 };
 

@@ -5,6 +5,7 @@ export { CommitOutcomeUnknown, GroupCommitter, isCommitOutcomeUnknown, type Sess
 export { insertRow } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { migrateToLatest } from './migrate.ts';
+export { listenForNotifications } from './pg-listener.ts';
 export { preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

@@ -301,6 +301,20 @@ export interface MailErasuresTable {
   erased_at: string;
 }
 
+/**
+ * The account event log (migration 0020, src/events): what `GET /api/v2/events` streams. `txid` is PostgreSQL's only:
+ * the writing transaction, by which readers order rows (ids are drawn before commit, so they commit out of order).
+ */
+export interface EventsTable {
+  id: Generated<number | string>;
+  account_id: string;
+  type: string;
+  /** JSON: the event's small summary (ids and a few fields). */
+  data: string;
+  created_at: string;
+  txid?: Generated<string>;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -319,4 +333,5 @@ export interface Database {
   blocked_senders: BlockedSendersTable;
   blob_erasures: BlobErasuresTable;
   mail_erasures: MailErasuresTable;
+  events: EventsTable;
 }

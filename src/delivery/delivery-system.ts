@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, listenForNotifications } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
 import type { JobLease } from './delivery-jobs.ts';
@@ -9,7 +9,6 @@ import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
 import { JobRunner } from './job-runner.ts';
 import { type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
-import { listenForWakeups, wakeupChannel } from './pg-wakeup.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
 export interface DeliverySystemOptions {
@@ -22,6 +21,8 @@ export interface DeliverySystemOptions {
   /** The SSRF rule, applied to every address a webhook or a direct forward connects to. */
   guard: AddressGuard;
   readRaw(key: string): Promise<Buffer>;
+  /** Called after a commit that appended delivery events, to wake this process's event streams. */
+  eventsAppended(): void;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -47,7 +48,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const { db, clock, logger, settings } = options;
   const now = () => clock.now();
   // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
-  const store = new OutboxStore(db, options.database.kind, settings.concurrency);
+  const store = new OutboxStore(db, options.database.kind, settings.concurrency, options.eventsAppended);
   const targets = new DeliveryTargets(db, clock);
   const http = createHttpSender(options.guard);
   const forwarder = createForwarder({
@@ -84,8 +85,9 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     },
   });
   const pg = options.database.kind === 'postgres' ? options.database : undefined;
-  const channel = wakeupChannel(pg?.schema);
-  let listener: ReturnType<typeof listenForWakeups> | undefined;
+  // The NOTIFY channel of this installation (one schema) on the PostgreSQL server.
+  const channel = `mailroom_deliveries_${pg?.schema ?? 'public'}`;
+  let listener: ReturnType<typeof listenForNotifications> | undefined;
 
   let notifyScheduled = false;
   /** Wakes this process's worker now, and other processes with one NOTIFY for all commits of the same tick. */
@@ -124,7 +126,14 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     jobsCommitted,
     async start(): Promise<void> {
       if (pg) {
-        listener = listenForWakeups({ url: pg.url, channel, self: worker.owner, logger, onWake: () => worker.wake() });
+        listener = listenForNotifications({
+          url: pg.url,
+          channel,
+          purpose: 'delivery wake-up',
+          self: worker.owner,
+          logger,
+          onNotify: () => worker.wake(),
+        });
         await listener.ready;
       }
       worker.start();

@@ -9,6 +9,7 @@ import {
   GroupCommitter,
   insertRow,
 } from '../db/index.ts';
+import { appendEvents, type NewEvent } from '../events/index.ts';
 
 export type DeliveryJob = Selectable<DeliveriesTable>;
 
@@ -55,11 +56,14 @@ export class OutboxStore {
   private readonly db: Db;
   private readonly postgres: boolean;
   private readonly attempts: GroupCommitter;
+  /** Called after a commit that appended events (delivery.succeeded, delivery.failed). */
+  private readonly eventsAppended: () => void;
 
   /** `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's. */
-  constructor(db: Db, kind: 'sqlite' | 'postgres', maxAttemptsBatch: number) {
+  constructor(db: Db, kind: 'sqlite' | 'postgres', maxAttemptsBatch: number, eventsAppended: () => void) {
     this.db = db;
     this.postgres = kind === 'postgres';
+    this.eventsAppended = eventsAppended;
     this.attempts = new GroupCommitter(db, {
       maxBatch: maxAttemptsBatch,
       gatherMs: ATTEMPTS_GATHER_MS,
@@ -141,8 +145,9 @@ export class OutboxStore {
    * resolves once this one is committed, so the job stays leased (and its lease renewed) until then: a crash before
    * that only repeats the attempt, which at-least-once delivery allows.
    */
-  finishAttempt(finished: FinishedAttempt): Promise<void> {
-    return this.attempts.run((trx) => recordAttempt(trx, finished));
+  async finishAttempt(finished: FinishedAttempt): Promise<void> {
+    await this.attempts.run((trx) => recordAttempt(trx, finished));
+    this.eventsAppended();
   }
 
   /**
@@ -168,19 +173,26 @@ export class OutboxStore {
 
   /** Ends a job without an attempt (its target is gone or switched off). */
   async abandon(job: DeliveryJob, owner: string, reason: string, now: Date): Promise<void> {
-    await this.db
-      .updateTable('deliveries')
-      .set({
-        status: 'failed',
-        next_attempt_at: null,
-        lease_owner: null,
-        lease_expires_at: null,
-        last_error: reason,
-        updated_at: now.toISOString(),
-      })
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', owner)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const ended = await trx
+        .updateTable('deliveries')
+        .set({
+          status: 'failed',
+          next_attempt_at: null,
+          lease_owner: null,
+          lease_expires_at: null,
+          last_error: reason,
+          updated_at: now.toISOString(),
+        })
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      if (Number(ended.numUpdatedRows) === 0) return;
+      await appendEvents(trx, [
+        deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
+      ]);
+    });
+    this.eventsAppended();
   }
 
   /** The recipient outcomes of the job's latest attempt, so a group retry skips those already sent. */
@@ -196,7 +208,7 @@ export class OutboxStore {
   }
 }
 
-/** One attempt's unit of work: the job's new state, fenced by its owner, and the attempt's log row. */
+/** One attempt's unit of work: the job's new state, fenced by its owner, the attempt's log row and its event. */
 async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, result }: FinishedAttempt) {
   const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
   const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
@@ -230,10 +242,11 @@ async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, 
     .where('lease_owner', '=', owner)
     .returning('attempts')
     .executeTakeFirst();
+  const attemptNumber = updated ? Number(updated.attempts) : job.attempts + 1;
   await insertRow(trx, 'delivery_attempts', {
     id: newId('dla'),
     delivery_id: job.id,
-    attempt: updated ? Number(updated.attempts) : job.attempts + 1,
+    attempt: attemptNumber,
     started_at: attempt.startedAt.toISOString(),
     duration_ms: attempt.durationMs,
     success: attempt.success ? 1 : 0,
@@ -243,6 +256,41 @@ async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, 
     url: attempt.url,
     recipients: attempt.recipients ? JSON.stringify(attempt.recipients) : null,
   });
+  await appendEvents(trx, [
+    deliveryEvent(job, {
+      attempt: attemptNumber,
+      success: attempt.success,
+      statusCode: attempt.statusCode,
+      error: attempt.error,
+      nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
+    }),
+  ]);
+}
+
+/** The event reporting one attempt on a job (or its end without one: `attempt` null). */
+function deliveryEvent(
+  job: DeliveryJob,
+  outcome: {
+    attempt: number | null;
+    success: boolean;
+    statusCode: number | null;
+    error: string | null;
+    nextAttemptAt: string | null;
+  },
+): NewEvent {
+  return {
+    accountId: job.account_id,
+    type: outcome.success ? 'delivery.succeeded' : 'delivery.failed',
+    data: {
+      deliveryId: job.id,
+      emailId: job.email_id,
+      ...(job.target_type === 'endpoint' ? { endpointId: job.target_id } : { webhookId: job.target_id }),
+      attempt: outcome.attempt,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      ...(outcome.success ? {} : { final: outcome.nextAttemptAt === null, nextAttemptAt: outcome.nextAttemptAt }),
+    },
+  };
 }
 
 /** `pg_notify` wakes listening workers in other processes; `sender` lets the sending process skip its own. */

@@ -1,6 +1,7 @@
 import { type Clock, isoNow, type Logger } from '../core/index.ts';
 import { type Db, type DomainsTable, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { appendEvents } from '../events/index.ts';
 import { checkRecord, valueForMxHost } from './dns-records.ts';
 import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
 
@@ -11,13 +12,22 @@ export class DomainChecker {
   private readonly clock: Clock;
   private readonly mxHost: string;
   private readonly logger: Logger;
+  private readonly eventsAppended: () => void;
 
-  constructor(deps: { db: Db; dns: DnsLookup; clock: Clock; mxHost: string; logger: Logger }) {
+  constructor(deps: {
+    db: Db;
+    dns: DnsLookup;
+    clock: Clock;
+    mxHost: string;
+    logger: Logger;
+    eventsAppended: () => void;
+  }) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
     this.mxHost = deps.mxHost;
     this.logger = deps.logger;
+    this.eventsAppended = deps.eventsAppended;
   }
 
   async records(domainId: string): Promise<DnsRecord[]> {
@@ -67,6 +77,7 @@ export class DomainChecker {
           .where('id', '=', record.id)
           .execute();
       }
+      if (status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
       return trx
         .updateTable('domains')
         .set({
@@ -82,6 +93,7 @@ export class DomainChecker {
         .executeTakeFirstOrThrow();
     });
     if (updated.status !== row.status) {
+      this.eventsAppended();
       this.logger.info(
         { domainId: row.id, domain: row.domain, from: row.status, to: updated.status },
         'domain status changed',
@@ -100,4 +112,16 @@ export class DomainChecker {
     };
     return { row: updated, records: checkedRecords, verificationCheck };
   }
+}
+
+/** The event reporting that a domain's status moved from what `row` holds to `to`. */
+export function domainStatusChanged(
+  row: Pick<DomainsTable, 'id' | 'account_id' | 'domain' | 'status'>,
+  to: DomainStatus,
+) {
+  return {
+    accountId: row.account_id,
+    type: 'domain.status_changed' as const,
+    data: { domainId: row.id, domain: row.domain, from: row.status, to },
+  };
 }

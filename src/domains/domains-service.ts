@@ -11,8 +11,9 @@ import {
 } from '../core/index.ts';
 import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
+import { appendEvents } from '../events/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
-import { DomainChecker } from './domain-checker.ts';
+import { DomainChecker, domainStatusChanged } from './domain-checker.ts';
 import {
   type CatchAllUpdate,
   type CreatedDomain,
@@ -42,6 +43,7 @@ export class DomainsService {
   private readonly endpoints: EndpointDirectory;
   private readonly checker: DomainChecker;
   private readonly logger: Logger;
+  private readonly eventsAppended: () => void;
 
   constructor(deps: {
     db: Db;
@@ -50,8 +52,11 @@ export class DomainsService {
     settings: DomainsSettings;
     endpoints: EndpointDirectory;
     logger: Logger;
+    /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
+    eventsAppended: () => void;
   }) {
     this.db = deps.db;
+    this.eventsAppended = deps.eventsAppended;
     this.dns = deps.dns;
     this.clock = deps.clock;
     this.settings = deps.settings;
@@ -312,13 +317,19 @@ export class DomainsService {
       const { row: after } = await this.checker.check(row);
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
-        const gaveUp = await this.db
-          .updateTable('domains')
-          .set({ status: 'failed', updated_at: isoNow(this.clock) })
-          .where('id', '=', row.id)
-          .where('status', '=', 'pending')
-          .executeTakeFirst();
-        if (Number(gaveUp.numUpdatedRows) > 0) {
+        const gaveUp = await this.db.transaction().execute(async (trx) => {
+          const updated = await trx
+            .updateTable('domains')
+            .set({ status: 'failed', updated_at: isoNow(this.clock) })
+            .where('id', '=', row.id)
+            .where('status', '=', 'pending')
+            .executeTakeFirst();
+          if (Number(updated.numUpdatedRows) === 0) return false;
+          await appendEvents(trx, [domainStatusChanged(after, 'failed')]);
+          return true;
+        });
+        if (gaveUp) {
+          this.eventsAppended();
           this.logger.info(
             { domainId: row.id, domain: row.domain, from: 'pending', to: 'failed' },
             'domain status changed',

@@ -10,6 +10,7 @@ import type { Logger } from '../core/index.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { DomainsService } from '../domains/index.ts';
 import type { EndpointsService, WebhooksService } from '../endpoints/index.ts';
+import type { EventHub } from '../events/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
@@ -39,6 +40,8 @@ export interface HttpServices {
   explainRouting(accountId: string, input: ExplainInput): Promise<RoutingExplanation>;
   /** Resolves when the database answers; used by /readyz. */
   ping(): Promise<void>;
+  /** The account event streams (GET /api/v2/events). */
+  events: Pick<EventHub, 'subscribe'>;
 }
 
 const BODY_LIMIT = 2 * 1024 * 1024;

@@ -3,6 +3,7 @@ import { newId } from '../core/index.ts';
 import { type Database, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
 import { type DeliveryJob, insertDeliveryJob, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
+import { appendEvents, type NewEvent } from '../events/index.ts';
 import { toEmailRow } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { RuleOutcome } from '../rules/index.ts';
@@ -123,7 +124,8 @@ function searchVectors(message: PreparedMessage, first: EmailsTable): (row: Emai
 
 /**
  * Stores one message inside the caller's transaction: per accepted recipient an email row in its thread, and a
- * pending delivery job for each active endpoint or webhook the recipient routes to (the outbox).
+ * pending delivery job for each active endpoint or webhook the recipient routes to (the outbox), and an
+ * `email.received` event per stored email.
  */
 export async function writeMessage(trx: Transaction<Database>, message: PreparedMessage): Promise<WrittenEmail[]> {
   const now = new Date().toISOString();
@@ -131,6 +133,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
   // Built at the first row that needs one: a message whose every copy was stored before needs none.
   let searchVector: ((row: EmailsTable) => string) | undefined;
   const written: WrittenEmail[] = [];
+  const events: NewEvent[] = [];
   const { messageId } = message.parsed;
   const threadingIds = threadingMessageIds(message.parsed);
   for (const route of message.recipients) {
@@ -192,6 +195,19 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       );
     }
     written.push({ id, recipient: route.recipient, duplicate: false, deliveries });
+    events.push({
+      accountId: route.accountId,
+      type: 'email.received',
+      data: {
+        emailId: id,
+        messageId: row.message_id,
+        from: row.from_address,
+        subject: row.subject,
+        recipient: route.recipient,
+        receivedAt: row.received_at,
+      },
+    });
   }
+  await appendEvents(trx, events);
   return written;
 }

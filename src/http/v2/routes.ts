@@ -5,6 +5,7 @@ import { sharedRoutes } from '../shared/routes.ts';
 import { readSentEmail, replyToEmail } from '../shared/sending.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
 import { checkDomainVerification, startDomainVerification } from './domain-auth.ts';
+import { streamEvents } from './events.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
 import {
@@ -60,4 +61,5 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   setDomainRetention(api, { tags: ['v2 retention'], retention });
   readAddressRetention(api, { tags: ['v2 retention'], retention });
   setAddressRetention(api, { tags: ['v2 retention'], retention });
+  streamEvents(api, { tags: ['v2 events'], events: services.events });
 };

@@ -1,23 +1,20 @@
 import pg from 'pg';
 import type { Logger } from '../core/index.ts';
 
-/** The NOTIFY channel of one Mailroom installation (one schema) on a PostgreSQL server. */
-export function wakeupChannel(schema: string | undefined): string {
-  return `mailroom_deliveries_${schema ?? 'public'}`;
-}
-
 /**
- * A dedicated connection LISTENing for "jobs queued" from other processes. Each notification carries the sender's
- * worker id, so a process ignores its own (it has woken its worker already). It reconnects after a dropped
- * connection; the worker's poll covers whatever was announced while it was away.
+ * A dedicated connection LISTENing on one channel for other processes' (and this one's) notifications. A
+ * notification whose payload is `self` is skipped: that process has acted on its own news already. It reconnects
+ * after a dropped connection; the caller's poll covers whatever was announced while it was away.
  */
-export function listenForWakeups(options: {
+export function listenForNotifications(options: {
   url: string;
   channel: string;
-  /** This process's worker id: notifications it sent itself are skipped. */
-  self: string;
+  /** What the listener is for, in its log lines. */
+  purpose: string;
+  /** Notifications carrying this payload were sent by this process and are skipped. */
+  self?: string;
   logger: Logger;
-  onWake: () => void;
+  onNotify: () => void;
 }) {
   let client: pg.Client | undefined;
   let closed = false;
@@ -26,10 +23,10 @@ export function listenForWakeups(options: {
   async function connect(): Promise<void> {
     const next = new pg.Client({ connectionString: options.url });
     next.on('notification', (message) => {
-      if (message.payload !== options.self) options.onWake();
+      if (options.self === undefined || message.payload !== options.self) options.onNotify();
     });
     next.on('error', (error) => {
-      options.logger.warn({ err: error }, 'delivery wake-up connection lost');
+      options.logger.warn({ err: error }, `${options.purpose} connection lost`);
       next.end().catch(() => {});
       if (client === next) client = undefined;
       scheduleReconnect();
@@ -53,7 +50,7 @@ export function listenForWakeups(options: {
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       connect().catch((error) => {
-        options.logger.warn({ err: error }, 'delivery wake-up reconnect failed');
+        options.logger.warn({ err: error }, `${options.purpose} reconnect failed`);
         scheduleReconnect();
       });
     }, 1000);

@@ -1,0 +1,73 @@
+import type { ServerResponse } from 'node:http';
+import { Type } from 'typebox';
+import type { EventHub, StreamedEvent } from '../../events/index.ts';
+import { errorResponses } from '../schemas.ts';
+import type { Api, Tags } from '../shared/api.ts';
+
+/** A comment line this often keeps proxies and clients from taking a quiet stream for a dead one. */
+const HEARTBEAT_MS = 15_000;
+/** How long a client that lost the stream waits before reconnecting (the SSE `retry:` field). */
+const RECONNECT_MS = 1000;
+/** A client this far behind is cut off rather than buffered for; it resumes with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+function frames(events: readonly StreamedEvent[]): string {
+  return events.map((event) => `id: ${event.position}\nevent: ${event.type}\ndata: ${event.data}\n\n`).join('');
+}
+
+/**
+ * `GET /events`: the account's events as Server-Sent Events, live, resumable with Last-Event-ID. The response is
+ * written by hand (hijacked) for as long as the client stays; the server's close ends every open stream first.
+ */
+export function streamEvents(app: Api, { tags, events }: { tags: Tags; events: Pick<EventHub, 'subscribe'> }) {
+  const open = new Set<ServerResponse>();
+  app.addHook('preClose', async () => {
+    for (const response of open) response.end();
+  });
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags,
+        summary: 'Stream the account’s events (Server-Sent Events)',
+        description:
+          'email.received, delivery.succeeded, delivery.failed and domain.status_changed as they are committed. ' +
+          'Each event has an opaque `id`; send the last one received as `Last-Event-ID` to resume after it ' +
+          '(events are kept for 7 days). Without it the stream starts now. Comments are sent every 15 s.',
+        headers: Type.Object({ 'last-event-id': Type.Optional(Type.String()) }),
+        response: {
+          200: {
+            description: 'An endless text/event-stream',
+            content: { 'text/event-stream': { schema: Type.String() } },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const response = reply.raw;
+      const subscription = await events.subscribe(request.account.id, request.headers['last-event-id'], (batch) => {
+        response.write(frames(batch));
+        if (response.writableLength > MAX_BUFFERED_BYTES) response.end();
+      });
+      reply.hijack();
+      response.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        // Tells nginx not to buffer the stream.
+        'x-accel-buffering': 'no',
+      });
+      response.write(`retry: ${RECONNECT_MS}\n\n`);
+      open.add(response);
+      const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+      const end = () => {
+        clearInterval(heartbeat);
+        subscription.close();
+        open.delete(response);
+      };
+      response.on('close', end);
+      // The client may have gone while the subscription was opened, before 'close' was listened for.
+      if (request.raw.socket.destroyed) end();
+    },
+  );
+}

@@ -1,0 +1,286 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createWebhookEndpoint, routeAddress } from '../delivery/setup.ts';
+import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { type EventStream, openEventStream, type StreamEvent } from './sse-client.ts';
+
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+let server: TestApp;
+let api: ApiClient;
+/** Opened before anything happens in the file; it sees every event of the default account. */
+let everything: EventStream;
+let address: string;
+let endpointId: string;
+let domainId: string;
+
+before(async () => {
+  dns = await startDnsServer();
+  receiver = await startWebhookReceiver();
+  server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001' });
+  api = apiClient(server.baseUrl, server.apiKey);
+  everything = await openEventStream(server.baseUrl, server.apiKey);
+  domainId = (await createVerifiedDomain(api, dns, 'events.test')).id;
+  endpointId = (await createWebhookEndpoint(api, 'Events hook', { url: receiver.url })).id;
+  address = 'inbox@events.test';
+  await routeAddress(api, address, domainId, { endpointId });
+});
+after(async () => {
+  await everything?.close();
+  await server.close();
+  await receiver.close();
+  await dns.close();
+});
+
+async function deliver(subject: string, port = server.smtpPort): Promise<string> {
+  const sent = await sendMail({ port, from: 'ann@sender.test', to: address, subject, text: 'Hello' });
+  assert.equal(sent.code, 250, sent.response);
+  return sent.queuedIds[0]!;
+}
+
+/** The event without its commit time, which is checked to be an ISO timestamp. */
+function withoutTime(event: StreamEvent) {
+  const { createdAt, ...data } = event.data;
+  assert.match(String(createdAt), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  return { event: event.event, data };
+}
+
+/** Waits until `stream` has an event that `match` accepts and returns all events up to and including it. */
+async function eventsUntil(stream: EventStream, match: (event: StreamEvent) => boolean) {
+  for (let count = 1; count <= 50; count++) {
+    const events = await stream.waitFor(count);
+    if (match(events.at(-1)!)) return events;
+  }
+  throw new Error(`no matching event in ${JSON.stringify(stream.events)}`);
+}
+
+describe('GET /api/v2/events', () => {
+  test('401 { error } without the API key', async () => {
+    const response = await fetch(`${server.baseUrl}/api/v2/events`);
+    assert.equal(response.status, 401);
+    assert.deepEqual(await response.json(), { error: 'Unauthorized' });
+  });
+
+  test('the OpenAPI document describes it as a text/event-stream with a Last-Event-ID header', async () => {
+    const document = await api.get('/api/v2/openapi.json');
+    const operation = document.body.paths['/api/v2/events'].get;
+    assert.deepEqual(Object.keys(operation.responses['200'].content), ['text/event-stream']);
+    assert.deepEqual(
+      operation.parameters.map((parameter: { in: string; name: string }) => [parameter.in, parameter.name]),
+      [['header', 'last-event-id']],
+    );
+  });
+
+  test('400 for a Last-Event-ID that is not a position the server wrote', async () => {
+    const stream = await openEventStream(server.baseUrl, server.apiKey, 'not-an-id');
+    assert.equal(stream.response.status, 400);
+    assert.deepEqual(await stream.response.json(), { error: 'Invalid Last-Event-ID' });
+  });
+
+  test('a text/event-stream with a retry hint, then the domain verification, the mail and its delivery in order', async () => {
+    assert.equal(everything.response.status, 200);
+    assert.equal(everything.response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.equal(everything.retry, 1000);
+    const emailId = await deliver('Ordered');
+    const events = await eventsUntil(everything, (event) => event.event === 'delivery.succeeded');
+    const deliveries = await api.get(`/api/v2/deliveries?emailId=${emailId}`);
+    const email = await api.get(`/api/v2/mail/${emailId}`);
+    assert.deepEqual(events.map(withoutTime), [
+      {
+        event: 'domain.status_changed',
+        data: { domainId, domain: 'events.test', from: 'pending', to: 'verified' },
+      },
+      {
+        event: 'email.received',
+        data: {
+          emailId,
+          messageId: email.body.messageId,
+          from: 'ann@sender.test',
+          subject: 'Ordered',
+          recipient: address,
+          receivedAt: email.body.receivedAt,
+        },
+      },
+      {
+        event: 'delivery.succeeded',
+        data: {
+          deliveryId: deliveries.body.data[0].id,
+          emailId,
+          endpointId,
+          attempt: 1,
+          statusCode: 200,
+          error: null,
+        },
+      },
+    ]);
+    assert.equal(new Set(events.map((event) => event.id)).size, events.length, 'every event has its own id');
+  });
+
+  test('a failed attempt is delivery.failed with its retry time, then the retry succeeds', async () => {
+    receiver.answer({ status: 503, body: 'busy' }, { status: 200 });
+    const seen = everything.events.length;
+    const emailId = await deliver('Retried');
+    const events = await eventsUntil(
+      everything,
+      (event) => event.event === 'delivery.succeeded' && event.data.emailId === emailId,
+    );
+    const mine = events.slice(seen).map(withoutTime);
+    assert.deepEqual(
+      mine.map((event) => event.event),
+      ['email.received', 'delivery.failed', 'delivery.succeeded'],
+    );
+    const failed = mine[1]!.data;
+    assert.match(String(failed.nextAttemptAt), /^\d{4}-\d\d-\d\dT/);
+    assert.deepEqual(
+      { ...failed, nextAttemptAt: 'checked' },
+      {
+        deliveryId: failed.deliveryId,
+        emailId,
+        endpointId,
+        attempt: 1,
+        statusCode: 503,
+        error: 'HTTP 503',
+        final: false,
+        nextAttemptAt: 'checked',
+      },
+    );
+    assert.deepEqual(mine[2]!.data, {
+      deliveryId: failed.deliveryId,
+      emailId,
+      endpointId,
+      attempt: 2,
+      statusCode: 200,
+      error: null,
+    });
+    receiver.answer();
+  });
+
+  test('per account: another account’s stream gets its own events and none of this one’s', async () => {
+    const otherKey = await server.newAccountKey('events-other');
+    const other = await openEventStream(server.baseUrl, otherKey);
+    try {
+      await deliver('Not for the other account');
+      const otherDomain = await createVerifiedDomain(apiClient(server.baseUrl, otherKey), dns, 'other-events.test');
+      // The other account's own event comes after this account's mail; the stream holds that one event only.
+      const events = await other.waitFor(1);
+      assert.deepEqual(events.map(withoutTime), [
+        {
+          event: 'domain.status_changed',
+          data: { domainId: otherDomain.id, domain: 'other-events.test', from: 'pending', to: 'verified' },
+        },
+      ]);
+      assert.equal(other.events.length, 1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('resume with Last-Event-ID after a disconnect: the events missed, no gap and no duplicate', async () => {
+    const start = everything.events.length;
+    const first = await openEventStream(server.baseUrl, server.apiKey);
+    const before = await deliver('Before the disconnect');
+    const seen = await eventsUntil(
+      first,
+      (event) => event.event === 'delivery.succeeded' && event.data.emailId === before,
+    );
+    await first.close();
+    const missed = [await deliver('Missed one'), await deliver('Missed two')];
+    const resumed = await openEventStream(server.baseUrl, server.apiKey, seen.at(-1)!.id);
+    try {
+      const last = await eventsUntil(
+        resumed,
+        (event) => event.event === 'delivery.succeeded' && event.data.emailId === missed[1],
+      );
+      const allOf = await eventsUntil(
+        everything,
+        (event) => event.event === 'delivery.succeeded' && event.data.emailId === missed[1],
+      );
+      // The stream that never disconnected saw exactly what the two connections saw together.
+      assert.deepEqual(
+        [...seen, ...last].map((event) => event.id),
+        allOf.slice(start).map((event) => event.id),
+      );
+      assert.deepEqual(
+        last.filter((event) => event.event === 'email.received').map((event) => event.data.emailId),
+        missed,
+      );
+    } finally {
+      await resumed.close();
+    }
+  });
+
+  test('a second instance on the same PostgreSQL schema streams the first one’s events, resumable on either', {
+    skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
+  }, async () => {
+    const database = server.app.config.database;
+    assert.equal(database.kind, 'postgres');
+    const second = await startTestApp({ DNS_SERVERS: dns.address, DATABASE_SCHEMA: database.schema! });
+    try {
+      const there = await openEventStream(second.baseUrl, second.apiKey);
+      const emailId = await deliver('Seen by the other instance');
+      const events = await eventsUntil(
+        there,
+        (event) => event.event === 'delivery.succeeded' && event.data.emailId === emailId,
+      );
+      assert.deepEqual(
+        events.map((event) => [event.event, event.data.emailId]),
+        [
+          ['email.received', emailId],
+          ['delivery.succeeded', emailId],
+        ],
+      );
+      const here = await eventsUntil(
+        everything,
+        (event) => event.event === 'delivery.succeeded' && event.data.emailId === emailId,
+      );
+      assert.deepEqual(
+        events.map((event) => event.id),
+        here.slice(-2).map((event) => event.id),
+      );
+      // A position one instance sent resumes on the other.
+      const resumed = await openEventStream(second.baseUrl, second.apiKey, events[0]!.id);
+      const after = await deliver('After the switch');
+      const rest = await eventsUntil(
+        resumed,
+        (event) => event.event === 'email.received' && event.data.emailId === after,
+      );
+      assert.deepEqual(
+        rest.map((event) => event.id),
+        [events[1]!.id, rest.at(-1)!.id],
+      );
+      await resumed.close();
+      await there.close();
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('GET /api/v2/events: the connection', () => {
+  test('a stream outlives HTTP_REQUEST_TIMEOUT_SECONDS, and closing the app ends it', async () => {
+    const app = await startTestApp({ DNS_SERVERS: dns.address, HTTP_REQUEST_TIMEOUT_SECONDS: '0.5' });
+    let closed = false;
+    try {
+      const stream = await openEventStream(app.baseUrl, app.apiKey);
+      // Well past the request timeout, which bounds only the request's arrival.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const domain = await createVerifiedDomain(apiClient(app.baseUrl, app.apiKey), dns, 'late-events.test');
+      const [event] = await stream.waitFor(1);
+      assert.deepEqual(withoutTime(event!), {
+        event: 'domain.status_changed',
+        data: { domainId: domain.id, domain: 'late-events.test', from: 'pending', to: 'verified' },
+      });
+      closed = true;
+      await app.close();
+      await stream.ended();
+      assert.equal(stream.events.length, 1);
+    } finally {
+      if (!closed) await app.close();
+    }
+  });
+});
