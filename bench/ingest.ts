@@ -7,6 +7,7 @@
  * `webhook` also routes it to a webhook endpoint on a loopback receiver answering 200 (bench/webhook-counter.ts), so
  * the delivery worker runs during ingest; after each of its trials the bench waits (bounded) until every accepted
  * message's webhook has arrived, and reports delivered/expected, duplicates and the time to drain.
+ * Each sender mix (see senders.ts) runs every level again: all unsigned from one sender, or half DKIM-signed.
  * Each level also reports the server process's CPU time per message (Linux /proc; for `webhook` it includes the
  * deliveries, read once they have drained) and its peak RSS during the trial: throughput swings with whatever else
  * runs on the machine, CPU time per message much less, so it is the figure to compare changes by.
@@ -23,7 +24,8 @@ import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
 import { createInstallation } from '../test/helpers/process.ts';
-import { LOAD_CLIENTS, type LoadClient, type LoadResult, runLoad, tenKilobyteMessage } from './smtp-load.ts';
+import { prepareSenders, SENDER_MIXES, type SenderMix, type Senders } from './senders.ts';
+import { LOAD_CLIENTS, type LoadClient, type LoadResult, runLoad } from './smtp-load.ts';
 import { table } from './table.ts';
 
 export interface IngestLevel {
@@ -87,11 +89,15 @@ export type Routing = (typeof ROUTINGS)[number];
 
 export interface IngestBenchResult {
   database: 'sqlite' | 'postgres';
-  /** Per load client, the same levels against Mailroom (per routing) and against the discard server. */
-  clients: Array<{ client: LoadClient; mailroom: Partial<Record<Routing, MeasuredLevel[]>>; discard: MeasuredLevel[] }>;
+  /** Per load client and sender mix, the same levels against Mailroom (per routing) and the discard server. */
+  clients: Array<{
+    client: LoadClient;
+    senders: SenderMix;
+    mailroom: Partial<Record<Routing, MeasuredLevel[]>>;
+    discard: MeasuredLevel[];
+  }>;
 }
 
-const FROM = 'bench@sender.bench';
 const RECIPIENTS: Record<Routing, string> = { store: 'load@bench.test', webhook: 'routed@bench.test' };
 /** How long a routed trial waits for its webhooks after the last 250. */
 const DRAIN_LIMIT_MS = 120_000;
@@ -175,11 +181,10 @@ function peakRssMb(pid: number, reset = false): number {
 }
 
 /** A server under load: its SMTP port, the process whose CPU is read, and what it is sent. */
-interface Target {
+interface Target extends Senders {
   port: number;
   pid: number;
   to: string;
-  message: (n: number) => Buffer;
   /** The webhook counter's port, when this target's mail is routed to it. */
   webhookPort?: number;
 }
@@ -218,7 +223,7 @@ async function runTrial(client: LoadClient, target: Target, level: IngestLevel):
   const result = await runLoad({
     client,
     port: target.port,
-    from: FROM,
+    from: target.from,
     to: target.to,
     message: target.message,
     ...level,
@@ -271,7 +276,7 @@ async function measure(
     const warmed = await runLoad({
       client,
       port: target.port,
-      from: FROM,
+      from: target.from,
       to: target.to,
       message: target.message,
       ...WARM_UP,
@@ -336,6 +341,8 @@ export async function runIngestBench(options: {
   clients?: LoadClient[];
   /** Routings to measure Mailroom with; default all (see ROUTINGS). */
   routings?: Routing[];
+  /** Sender mixes to measure with; default all (see senders.ts). */
+  senders?: SenderMix[];
   /** Extra environment for the Mailroom process, e.g. INGEST_WORKERS. */
   env?: Record<string, string>;
 }): Promise<IngestBenchResult> {
@@ -343,11 +350,12 @@ export async function runIngestBench(options: {
   const trials = options.trials ?? 3;
   const clients = options.clients ?? LOAD_CLIENTS;
   const routings = options.routings ?? ROUTINGS;
+  const senderMixes = options.senders ?? SENDER_MIXES;
   const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
   const schema = options.databaseUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
   const dns = await startDnsServer();
-  dns.set('sender.bench', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
-  dns.set('_dmarc.sender.bench', [{ type: 'TXT', data: 'v=DMARC1; p=none' }]);
+  const mixes: Array<[SenderMix, (to: string) => Senders]> = [];
+  for (const mix of senderMixes) mixes.push([mix, await prepareSenders(mix, dns)]);
   const installation = await createInstallation({
     DNS_SERVERS: dns.address,
     MAILROOM_API_KEY: apiKey,
@@ -372,33 +380,36 @@ export async function runIngestBench(options: {
       config: { url: `http://127.0.0.1:${receiver.port}/hook` },
     });
     if (endpoint.status !== 201) throw new Error(`endpoint: ${JSON.stringify(endpoint.body)}`);
-    const targets: Partial<Record<Side, Target>> = {};
     for (const routing of routings) {
-      const to = RECIPIENTS[routing];
       const address = await mailroom.api.post('/api/v2/email-addresses', {
-        address: to,
+        address: RECIPIENTS[routing],
         domainId: domain.id,
         ...(routing === 'webhook' ? { endpointId: endpoint.body.id } : {}),
       });
       if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
-      targets[routing] = {
-        port: mailroom.smtpPort,
-        pid: mailroom.child.pid!,
-        to,
-        message: tenKilobyteMessage(FROM, to),
-        ...(routing === 'webhook' ? { webhookPort: receiver.port } : {}),
-      };
     }
-    targets.discard = {
-      port: discard.port,
-      pid: discard.pid,
-      to: RECIPIENTS.store,
-      message: tenKilobyteMessage(FROM, RECIPIENTS.store),
-    };
     const measured = [];
     for (const client of clients) {
-      const { discard: ceiling, ...mailroomSides } = await measure(client, targets, levels, trials);
-      measured.push({ client, mailroom: mailroomSides, discard: ceiling! });
+      for (const [mix, sendersTo] of mixes) {
+        const targets: Partial<Record<Side, Target>> = {};
+        for (const routing of routings) {
+          targets[routing] = {
+            port: mailroom.smtpPort,
+            pid: mailroom.child.pid!,
+            to: RECIPIENTS[routing],
+            ...sendersTo(RECIPIENTS[routing]),
+            ...(routing === 'webhook' ? { webhookPort: receiver.port } : {}),
+          };
+        }
+        targets.discard = {
+          port: discard.port,
+          pid: discard.pid,
+          to: RECIPIENTS.store,
+          ...sendersTo(RECIPIENTS.store),
+        };
+        const { discard: ceiling, ...mailroomSides } = await measure(client, targets, levels, trials);
+        measured.push({ client, senders: mix, mailroom: mailroomSides, discard: ceiling! });
+      }
     }
     await mailroom.stop('SIGTERM');
     return { database: options.databaseUrl ? 'postgres' : 'sqlite', clients: measured };
@@ -419,9 +430,9 @@ export async function runIngestBench(options: {
 
 export function formatIngest(result: IngestBenchResult): string {
   return result.clients
-    .flatMap(({ client, mailroom, discard }) =>
+    .flatMap(({ client, senders, mailroom, discard }) =>
       (Object.keys(mailroom) as Routing[]).map((routing) =>
-        formatLevels(result.database, client, routing, mailroom[routing]!, discard),
+        formatLevels(result.database, client, senders, routing, mailroom[routing]!, discard),
       ),
     )
     .join('\n\n');
@@ -430,6 +441,7 @@ export function formatIngest(result: IngestBenchResult): string {
 function formatLevels(
   database: string,
   client: LoadClient,
+  senders: SenderMix,
   routing: Routing,
   mailroom: MeasuredLevel[],
   discard: MeasuredLevel[],
@@ -488,8 +500,9 @@ function formatLevels(
     ]),
   ];
   const recipient = routing === 'webhook' ? 'address routed to a loopback webhook answering 200' : 'store-only address';
+  const sent = senders === 'mixed' ? 'half of them DKIM-signed by 1,000 sender domains' : 'unsigned, from one sender';
   return [
-    `ingest (10 KB messages, end of DATA -> 250), ${database}, ${recipient}, ${client} client; the middle of ${mailroom[0]!.trials.length} trial rounds by ratio; cpu ms/msg: against Mailroom (against the discard server)${routed ? ', with the deliveries; of store: msg/s against the store-only address in the same round (middle round); drain s: after the last 250 (middle trial, longest)' : ''}`,
+    `ingest (10 KB messages ${sent}, end of DATA -> 250), ${database}, ${recipient}, ${client} client; the middle of ${mailroom[0]!.trials.length} trial rounds by ratio; cpu ms/msg: against Mailroom (against the discard server)${routed ? ', with the deliveries; of store: msg/s against the store-only address in the same round (middle round); drain s: after the last 250 (middle trial, longest)' : ''}`,
     ...table(rows),
     'Mailroom cpu ms/msg by thread',
     ...table(byThread),

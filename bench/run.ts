@@ -10,6 +10,8 @@
  *   INGEST_ROUTING=store,webhook          the ingest scenario's recipient addresses: store-only, and routed to a
  *                                         loopback webhook endpoint answering 200 (see bench/ingest.ts); each level
  *                                         runs a trial of each beside the discard server's, in rounds
+ *   INGEST_SENDERS=one,mixed              the ingest scenario's senders: all unsigned from one sender, and half of
+ *                                         the messages DKIM-signed by 1,000 sender domains (see bench/senders.ts)
  * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
@@ -17,6 +19,7 @@ import { timeConsoleFirstPage } from './console.ts';
 import { formatE2e, runE2e } from './e2e.ts';
 import { formatIngest, ROUTINGS, type Routing, runIngestBench } from './ingest.ts';
 import { formatSearch, runSearchBench } from './search.ts';
+import { SENDER_MIXES, type SenderMix } from './senders.ts';
 import { LOAD_CLIENTS, type LoadClient } from './smtp-load.ts';
 
 /** The known names listed in `variable`'s comma list, or a stop naming the unknown one. */
@@ -43,6 +46,9 @@ for (const databaseUrl of databases) {
         : undefined,
       routings: process.env.INGEST_ROUTING
         ? pick<Routing>('INGEST_ROUTING', process.env.INGEST_ROUTING, ROUTINGS)
+        : undefined,
+      senders: process.env.INGEST_SENDERS
+        ? pick<SenderMix>('INGEST_SENDERS', process.env.INGEST_SENDERS, SENDER_MIXES)
         : undefined,
       env: process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {},
     });

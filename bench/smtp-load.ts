@@ -24,7 +24,8 @@ export interface LoadOptions {
   messages: number;
   /** Stop sending new messages after this long. */
   maxSeconds: number;
-  from: string;
+  /** The envelope sender of message `n`. */
+  from: (n: number) => string;
   to: string;
   /** Builds message `n` (must end with CRLF; the client adds the final dot line). */
   message: (n: number) => Buffer;
@@ -91,7 +92,7 @@ function pipeliningClient(options: LoadOptions) {
     socket.write('EHLO load.bench\r\n');
     await read();
     for (let n = take(); n !== undefined; n = take()) {
-      socket.write(`MAIL FROM:<${options.from}>\r\nRCPT TO:<${options.to}>\r\nDATA\r\n`);
+      socket.write(`MAIL FROM:<${options.from(n)}>\r\nRCPT TO:<${options.to}>\r\nDATA\r\n`);
       const [mail, rcpt, data] = [await read(), await read(), await read()];
       if (!mail.startsWith('250') || !rcpt.startsWith('250') || !data.startsWith('354')) {
         record(null);
@@ -129,7 +130,7 @@ function nodemailerClient(options: LoadOptions) {
         endOfData = performance.now();
       });
       try {
-        await transport.sendMail({ envelope: { from: options.from, to: [options.to] }, raw });
+        await transport.sendMail({ envelope: { from: options.from(n), to: [options.to] }, raw });
         record(performance.now() - endOfData);
       } catch {
         record(null);
@@ -172,14 +173,4 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     p50Ms: round(percentile(latencies, 50)),
     p99Ms: round(percentile(latencies, 99)),
   };
-}
-
-/** A 10 KB plain-text message with its own Message-ID. */
-export function tenKilobyteMessage(from: string, to: string) {
-  const line = `${'The quick brown fox jumps over the lazy dog. '.repeat(1)}0123456789abcdefghijklmnopqrstu\r\n`;
-  const body = line.repeat(Math.ceil(10_000 / line.length));
-  return (n: number) =>
-    Buffer.from(
-      `From: Bench <${from}>\r\nTo: <${to}>\r\nSubject: Load message ${n}\r\nMessage-ID: <bench-${process.pid}-${Date.now()}-${n}@sender.bench>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body}`,
-    );
 }
