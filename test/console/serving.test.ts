@@ -135,7 +135,8 @@ describe('the console in a browser, without a mouse or a wide screen', { skip: b
     for (const hash of ['#/inbox', '#/setup', '#/deliveries']) {
       await page.goto(`${server.baseUrl}/${hash}`);
       await page.locator('h1').first().waitFor();
-      await page.waitForLoadState('networkidle');
+      // Not 'networkidle': the open event stream keeps a request in flight for as long as the page lives.
+      await page.waitForFunction(() => !document.querySelector('.loading'));
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 375, `${hash} is ${width}px wide`);
       assert.equal(await page.getByRole('navigation', { name: 'Sections' }).isVisible(), true);
