@@ -38,8 +38,15 @@ export function createSqliteDialect(database: DatabaseSync): SqliteDialect {
           reader,
           all: (parameters: ReadonlyArray<unknown>) => statement.all(...(parameters as SQLInputValue[])).map(plain),
           run: (parameters: ReadonlyArray<unknown>) => {
-            const result = statement.run(...(parameters as SQLInputValue[]));
-            return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+            // The connection's last rowid can pass 2^53 (FTS5's shadow tables number their blocks so), and node:sqlite
+            // refuses to read it as a number: Kysely takes bigints here anyway.
+            statement.setReadBigInts(true);
+            try {
+              const result = statement.run(...(parameters as SQLInputValue[]));
+              return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+            } finally {
+              statement.setReadBigInts(false);
+            }
           },
           // A stream may be interleaved with other queries, so it gets a statement of its own.
           *iterate(parameters: ReadonlyArray<unknown>) {
