@@ -63,7 +63,10 @@ describe('GET /api/v2/events', () => {
   test('401 { error } without the API key', async () => {
     const response = await fetch(`${server.baseUrl}/api/v2/events`);
     assert.equal(response.status, 401);
-    assert.deepEqual(await response.json(), { error: 'Unauthorized' });
+    assert.deepEqual(await response.json(), {
+      error: 'Unauthorized',
+      detail: 'Missing Authorization header: send Authorization: Bearer <key>',
+    });
   });
 
   test('the OpenAPI document describes it as a text/event-stream with a Last-Event-ID header', async () => {
