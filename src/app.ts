@@ -2,18 +2,26 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { AccountsService } from './accounts/index.ts';
 import { EmailAddressesService } from './addresses/index.ts';
+import { AlertChecks, AlertNotifier, AlertsService, startAlertSweeper } from './alerts/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
-import { createDeliverySystem, type DeliverySystem, deliveryHistory } from './delivery/index.ts';
+import {
+  createDeliverySystem,
+  createHttpSender,
+  createRetryPolicy,
+  type DeliverySystem,
+  deliveredSince,
+  deliveryHistory,
+} from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
-import { DomainsService, startDomainVerifier } from './domains/index.ts';
-import { EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
+import { DomainHealth, DomainsService, startDomainVerifier } from './domains/index.ts';
+import { assertPublicUrl, EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
 import { EventHub } from './events/index.ts';
 import { buildHttpServer } from './http/index.ts';
 import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
-import { MailService, ThreadsService } from './mail/index.ts';
+import { MailService, receivedSince, ThreadsService } from './mail/index.ts';
 import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
 import { RoutingService } from './routing/index.ts';
@@ -158,6 +166,64 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       keyPath: config.smtp.tlsKeyPath,
     }),
   });
+  // The SSRF rule again, on the address each webhook request or direct forward actually connects to.
+  const guard = (ip: string) =>
+    !config.allowPrivateDestinations && isPrivateAddress(ip)
+      ? 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)'
+      : undefined;
+  const domainHealth = new DomainHealth({
+    db,
+    dns,
+    clock,
+    mxHost: config.mxHost,
+    logger,
+    dialect: database.kind,
+    eventsAppended,
+  });
+  const targetsOf = (type: 'endpoint' | 'webhook') => (type === 'endpoint' ? endpoints : webhooks);
+  const alertChecks = new AlertChecks({
+    db,
+    dialect: database.kind,
+    clock,
+    checkIntervalMs: config.alerts.checkIntervalMs,
+    dnsCheckIntervalMs: config.alerts.dnsCheckIntervalMs,
+    sources: {
+      recheckDomains: (intervalMs) => domainHealth.recheckDue(intervalMs),
+      domainVerified: (accountId, domainId) => domainHealth.isVerified(accountId, domainId),
+      inboxes: async (accountId) => [
+        ...(await addresses.receiving(accountId)).map(({ id, address, since }) => ({
+          subject: { type: 'address' as const, id, name: address },
+          since,
+        })),
+        ...(await domainHealth.receiving(accountId)).map(({ id, domain, since }) => ({
+          subject: { type: 'domain' as const, id, name: domain },
+          since,
+        })),
+      ],
+      receivedSince: (accountId, since) => receivedSince(db, accountId, since),
+      target: async (accountId, type, id) => (await targetsOf(type).targets(accountId, [id])).get(id),
+      deliveredSince: (type, id, since) => deliveredSince(db, type, id, since),
+    },
+  });
+  const alertSender = createHttpSender(guard);
+  const alertNotifier = new AlertNotifier({
+    db,
+    dialect: database.kind,
+    clock,
+    http: alertSender,
+    policy: createRetryPolicy(config.delivery.retryScale),
+    userAgent: `Mailroom-Alerts/${VERSION}`,
+    logger,
+  });
+  const alerts = new AlertsService({
+    db,
+    clock,
+    checks: alertChecks,
+    notifier: alertNotifier,
+    assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: config.allowPrivateDestinations, dns }),
+    eventsAppended,
+    logger,
+  });
   const delivery = createDeliverySystem({
     db,
     database:
@@ -167,13 +233,10 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     clock,
     logger,
     dns,
-    // The SSRF rule again, on the address each webhook request or direct forward actually connects to.
-    guard: (ip) =>
-      !config.allowPrivateDestinations && isPrivateAddress(ip)
-        ? 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)'
-        : undefined,
+    guard,
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
     eventsAppended,
+    failures: alerts.deliveryFailures,
     settings: {
       ...config.delivery,
       attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,
@@ -187,6 +250,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     if (jobs.length > 0) delivery.jobsCommitted(jobs);
     // Each newly stored email was committed with its email.received event.
     eventsAppended();
+    alerts.mailArrived(emails);
   });
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
@@ -208,6 +272,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       blocklist,
       retention,
       erasures,
+      alerts,
       explainRouting: (accountId, input) => explainRouting(explainDependencies, accountId, input),
       ping: database.ping,
       events,
@@ -219,6 +284,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;
   let retentionSweeper: ReturnType<typeof startRetentionSweeper> | undefined;
+  let alertSweeper: ReturnType<typeof startAlertSweeper> | undefined;
   // The filesystem store is this process's alone, so a clean stop can vouch for its blobs (see cleanStopMarker).
   const cleanStop = config.blobs.kind === 'fs' ? cleanStopMarker(config.dataDir) : null;
   /** Set once start-up has dealt with what an earlier crash may have left, so a clean stop may say so. */
@@ -253,15 +319,20 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       });
       verifier = startDomainVerifier(domains, config.domainVerification.intervalMs, logger);
       retentionSweeper = startRetentionSweeper(retention, config.retention.sweepIntervalMs, logger);
+      alertSweeper = startAlertSweeper(alerts, config.alerts.checkIntervalMs, logger);
       await delivery.start();
       return { httpUrl, smtpPort };
     },
     async close() {
       await verifier?.stop();
       await retentionSweeper?.stop();
+      await alertSweeper?.stop();
+      await alertNotifier.stop();
       await smtp.close();
       const settled = await ingest.drain();
+      await alerts.idle();
       await delivery.stop();
+      alertSender.close();
       // Open event streams are ended as the HTTP server closes (its preClose hook); then the hub stops reading.
       await http.close();
       await events.stop();

@@ -47,6 +47,11 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail', 'events'],
   /** Retention periods, legal holds, expiry and erase by query: deletes mail through its rows and blobs. */
   retention: ['core', 'db', 'mail', 'search'],
+  /**
+   * Health alerts: its own tables, raised and cleared with their events; signs its webhooks as delivery does. What it
+   * learns of domains, mail and endpoints comes through sources app.ts wires, and delivery tells it of failed ends.
+   */
+  alerts: ['core', 'db', 'events', 'domains', 'endpoints', 'delivery'],
   smtp: ['core', 'routing', 'ingest'],
   /** The web console: static files and the plugin that serves them; it reaches Mailroom only through the public API. */
   console: [],
@@ -62,6 +67,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
     'rules',
     'retention',
     'events',
+    'alerts',
   ],
   sandbox: ['accounts', 'domains', 'addresses', 'endpoints'],
 };

@@ -115,6 +115,20 @@ export class EmailAddressesService {
     return { addresses: await this.present(accountId, rows), total: Number(count.n) };
   }
 
+  /** The account's active addresses on verified domains (those that receive mail), with since when each exists. */
+  async receiving(accountId: string): Promise<Array<{ id: string; address: string; since: string }>> {
+    const rows = await this.db
+      .selectFrom('email_addresses')
+      .innerJoin('domains', 'domains.id', 'email_addresses.domain_id')
+      .select(['email_addresses.id', 'email_addresses.address', 'email_addresses.created_at'])
+      .where('email_addresses.account_id', '=', accountId)
+      .where('email_addresses.is_active', '=', 1)
+      .where('domains.status', '=', 'verified')
+      .orderBy('email_addresses.id')
+      .execute();
+    return rows.map((row) => ({ id: row.id, address: row.address, since: row.created_at }));
+  }
+
   async get(accountId: string, id: string): Promise<EmailAddress> {
     const [address] = await this.present(accountId, [await this.ownedRow(accountId, id)]);
     return address!;

@@ -63,6 +63,8 @@ export interface Config {
   domainVerification: { intervalMs: number; giveUpAfterMs: number };
   /** How often each process deletes the mail past its retention period. */
   retention: { sweepIntervalMs: number };
+  /** How often each process checks health alerts, and how often a verified domain's records are re-checked. */
+  alerts: { checkIntervalMs: number; dnsCheckIntervalMs: number };
   delivery: {
     /** Attempts one process runs at once. */
     concurrency: number;
@@ -170,6 +172,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       giveUpAfterMs: e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600 * 1000,
     },
     retention: { sweepIntervalMs: e.RETENTION_SWEEP_SECONDS * 1000 },
+    alerts: {
+      checkIntervalMs: e.ALERT_CHECK_SECONDS * 1000,
+      dnsCheckIntervalMs: e.ALERT_DNS_CHECK_MINUTES * 60_000,
+    },
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,
       retryScale: e.DELIVERY_RETRY_SCALE,

@@ -75,6 +75,10 @@ export const EnvSchema = Type.Object({
   DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
   /** How often mail past its retention period is looked for and deleted (src/retention). */
   RETENTION_SWEEP_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 600 }),
+  /** How often each process looks for health alerts to raise or clear, and sends alert webhooks due (src/alerts). */
+  ALERT_CHECK_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  /** How often each verified domain's records are re-checked for DNS drift. */
+  ALERT_DNS_CHECK_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 60 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

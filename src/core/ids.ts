@@ -49,7 +49,9 @@ export type IdPrefix =
   | 'rule'
   | 'blk'
   | 'era'
-  | 'bera';
+  | 'bera'
+  | 'alr'
+  | 'alrn';
 
 /** A prefixed id whose text sorts by creation time (ULID-like: 10 chars of ms time, 16 random). */
 export function newId(prefix: IdPrefix, now = Date.now()): string {

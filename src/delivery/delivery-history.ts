@@ -63,6 +63,30 @@ async function recentDeliveries(
   }));
 }
 
+/** Deliveries looked at, newest first, to tell whether a target delivers again. */
+const RECENT_FOR_SUCCESS = 20;
+
+/**
+ * Whether one of the target's latest deliveries succeeded at or after `since`: a receiver that works again takes the
+ * new mail. Only the newest few are read (the target index), however long its history.
+ */
+export async function deliveredSince(
+  db: Db,
+  targetType: DeliveriesTable['target_type'],
+  targetId: string,
+  since: string,
+): Promise<boolean> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select(['status', 'last_attempt_at'])
+    .where('target_type', '=', targetType)
+    .where('target_id', '=', targetId)
+    .orderBy('created_at', 'desc')
+    .limit(RECENT_FOR_SUCCESS)
+    .execute();
+  return rows.some((row) => row.status === 'success' && row.last_attempt_at !== null && row.last_attempt_at >= since);
+}
+
 /** What endpoints and webhooks show of their deliveries, read from the outbox. */
 export function deliveryHistory(db: Db): DeliveryHistory {
   return {

@@ -8,7 +8,7 @@ import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
 import { JobRunner } from './job-runner.ts';
-import { type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
+import { type DeliveryFailureObserver, type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
 export interface DeliverySystemOptions {
@@ -23,6 +23,8 @@ export interface DeliverySystemOptions {
   readRaw(key: string): Promise<Buffer>;
   /** Called after a commit that appended delivery events, to wake this process's event streams. */
   eventsAppended(): void;
+  /** Told of each delivery that ends failed, in the transaction that records it (health alerts). */
+  failures?: DeliveryFailureObserver;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -48,7 +50,13 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const { db, clock, logger, settings } = options;
   const now = () => clock.now();
   // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
-  const store = new OutboxStore(db, options.database.kind, settings.concurrency, options.eventsAppended);
+  const store = new OutboxStore(
+    db,
+    options.database.kind,
+    settings.concurrency,
+    options.eventsAppended,
+    options.failures,
+  );
   const targets = new DeliveryTargets(db, clock);
   const http = createHttpSender(options.guard);
   const forwarder = createForwarder({

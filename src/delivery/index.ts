@@ -1,4 +1,4 @@
-export { deliveryHistory } from './delivery-history.ts';
+export { deliveredSince, deliveryHistory } from './delivery-history.ts';
 export { insertDeliveryJob, type JobLease, type JobTarget } from './delivery-jobs.ts';
 export type { DeliveryRecord, DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
 export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
@@ -8,7 +8,7 @@ export {
   MAX_PAYLOAD_BYTES,
   type PayloadEmail,
 } from './email-received-payload.ts';
-export type { AddressGuard } from './http-sender.ts';
-export type { DeliveryJob } from './outbox-store.ts';
-export { RETRY_SCHEDULE_SECONDS } from './retry-policy.ts';
+export { type AddressGuard, createHttpSender, type HttpSender } from './http-sender.ts';
+export type { DeliveryFailureObserver, DeliveryJob, FailedDelivery } from './outbox-store.ts';
+export { createRetryPolicy, RETRY_SCHEDULE_SECONDS, type RetryPolicy } from './retry-policy.ts';
 export { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';

@@ -94,7 +94,7 @@ export class JobRunner {
     if (success) result = { status: 'success' };
     else if (outcome.blocked) result = { status: 'failed' };
     else if (status === 410) {
-      result = { status: 'failed' };
+      result = { status: 'failed', endpointDeactivated: true };
       await this.deps.targets.deactivate(
         target,
         `Deactivated at ${startedAt.toISOString()}: ${request.url} answered 410 Gone`,
@@ -106,7 +106,7 @@ export class JobRunner {
           : undefined;
       result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
     }
-    await this.deps.store.finishAttempt({ job, owner, attempt, result });
+    await this.deps.store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
     this.logAttempt(job, target, attempt, result);
     return result;
   }
@@ -161,7 +161,7 @@ export class JobRunner {
     if (success) result = { status: 'success' };
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
-    await this.deps.store.finishAttempt({ job, owner, attempt, result });
+    await this.deps.store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
     this.logAttempt(job, target, attempt, result);
     return result;
   }

@@ -36,8 +36,35 @@ export interface AttemptRecord {
   details?: Record<string, unknown>;
 }
 
-/** What happens to the job after an attempt. */
-export type AttemptResult = { status: 'success' } | { status: 'failed' } | { status: 'retry'; at: Date };
+/** What happens to the job after an attempt; a failed webhook whose receiver answered 410 had its endpoint switched off. */
+export type AttemptResult =
+  | { status: 'success' }
+  | { status: 'failed'; endpointDeactivated?: boolean }
+  | { status: 'retry'; at: Date };
+
+/** A delivery that ended failed after an attempt: no retry is left, or the receiver answered 410 Gone. */
+export interface FailedDelivery {
+  accountId: string;
+  deliveryId: string;
+  emailId: string;
+  targetType: DeliveryJob['target_type'];
+  targetId: string;
+  /** The endpoint's (or legacy webhook's) name. */
+  targetName: string;
+  /** The receiver answered 410 and its endpoint (or legacy webhook) was deactivated. */
+  endpointDeactivated: boolean;
+  attempts: number;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/** Told of each delivery that ends failed (health alerts listen): in its recording transaction, and after the commit. */
+export interface DeliveryFailureObserver {
+  /** Runs in the transaction that records the failure; what it writes commits with it. */
+  failed(trx: Transaction<Database>, failure: FailedDelivery): Promise<void>;
+  /** A transaction that told of failures has committed. */
+  committed(): void;
+}
 
 /** An attempt made on a claimed job, waiting to be recorded. */
 export interface FinishedAttempt {
@@ -46,6 +73,8 @@ export interface FinishedAttempt {
   owner: string;
   attempt: AttemptRecord;
   result: AttemptResult;
+  /** The name of the endpoint or legacy webhook attempted. */
+  targetName: string;
 }
 
 /**
@@ -58,12 +87,20 @@ export class OutboxStore {
   private readonly attempts: GroupCommitter;
   /** Called after a commit that appended events (delivery.succeeded, delivery.failed). */
   private readonly eventsAppended: () => void;
+  private readonly failures: DeliveryFailureObserver | undefined;
 
   /** `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's. */
-  constructor(db: Db, kind: 'sqlite' | 'postgres', maxAttemptsBatch: number, eventsAppended: () => void) {
+  constructor(
+    db: Db,
+    kind: 'sqlite' | 'postgres',
+    maxAttemptsBatch: number,
+    eventsAppended: () => void,
+    failures?: DeliveryFailureObserver,
+  ) {
     this.db = db;
     this.postgres = kind === 'postgres';
     this.eventsAppended = eventsAppended;
+    this.failures = failures;
     this.attempts = new GroupCommitter(db, {
       maxBatch: maxAttemptsBatch,
       gatherMs: ATTEMPTS_GATHER_MS,
@@ -146,8 +183,9 @@ export class OutboxStore {
    * that only repeats the attempt, which at-least-once delivery allows.
    */
   async finishAttempt(finished: FinishedAttempt): Promise<void> {
-    await this.attempts.run((trx) => recordAttempt(trx, finished));
+    const toldFailure = await this.attempts.run((trx) => recordAttempt(trx, finished, this.failures));
     this.eventsAppended();
+    if (toldFailure) this.failures?.committed();
   }
 
   /**
@@ -208,8 +246,15 @@ export class OutboxStore {
   }
 }
 
-/** One attempt's unit of work: the job's new state, fenced by its owner, the attempt's log row and its event. */
-async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, result }: FinishedAttempt) {
+/**
+ * One attempt's unit of work: the job's new state, fenced by its owner, the attempt's log row and its event, and a
+ * failed end told to `failures`. Resolves to whether it told one.
+ */
+async function recordAttempt(
+  trx: Transaction<Database>,
+  { job, owner, attempt, result, targetName }: FinishedAttempt,
+  failures: DeliveryFailureObserver | undefined,
+): Promise<boolean> {
   const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
   const status: DeliveryStatus = result.status === 'retry' ? 'pending' : result.status;
   const responseData = {
@@ -265,6 +310,20 @@ async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, 
       nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
     }),
   ]);
+  if (!updated || result.status !== 'failed' || !failures) return false;
+  await failures.failed(trx, {
+    accountId: job.account_id,
+    deliveryId: job.id,
+    emailId: job.email_id,
+    targetType: job.target_type,
+    targetId: job.target_id,
+    targetName,
+    endpointDeactivated: result.endpointDeactivated === true,
+    attempts: attemptNumber,
+    statusCode: attempt.statusCode,
+    error: attempt.error,
+  });
+  return true;
 }
 
 /** The event reporting one attempt on a job (or its end without one: `attempt` null). */

@@ -15,6 +15,8 @@ export interface RecordCheck {
 }
 
 export const VERIFICATION_LABEL = '_mailroom';
+/** How a record's error begins when DNS could not be asked (timeout, SERVFAIL), rather than answered otherwise. */
+export const LOOKUP_FAILED = 'DNS lookup failed';
 const MX_PRIORITY = 10;
 
 function bareHost(host: string): string {
@@ -129,7 +131,7 @@ export async function checkRecord(
       ? { isVerified: true }
       : { isVerified: false, error: texts.length === 0 ? 'No TXT records found' : 'TXT record value does not match' };
   } catch (error) {
-    return { isVerified: false, error: `DNS lookup failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}` };
+    return { isVerified: false, error: `${LOOKUP_FAILED}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` };
   }
 }
 

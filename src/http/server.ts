@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AccountsService } from '../accounts/index.ts';
 import type { EmailAddressesService } from '../addresses/index.ts';
+import type { AlertsService } from '../alerts/index.ts';
 import { consoleRoutes } from '../console/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { DeliveryService } from '../delivery/index.ts';
@@ -36,6 +37,8 @@ export interface HttpServices {
   retention: RetentionService;
   /** Erase by query and its audit records. */
   erasures: ErasureService;
+  /** Health alerts: the list, acknowledgement and the account's alert settings. */
+  alerts: AlertsService;
   /** A dry run of what SMTP, routing and the account's rules would do with one recipient. */
   explainRouting(accountId: string, input: ExplainInput): Promise<RoutingExplanation>;
   /** Resolves when the database answers; used by /readyz. */

@@ -34,10 +34,23 @@ export interface PreparedMessage extends Analysis {
 export interface WrittenEmail {
   id: string;
   recipient: string;
+  accountId: string;
+  /** The domain it arrived at, and the address (null when the catch-all took it). */
+  domainId: string;
+  addressId: string | null;
   /** True when an earlier copy was found and nothing new was stored for this recipient. */
   duplicate: boolean;
   /** The delivery jobs queued for it, as inserted. */
   deliveries: DeliveryJob[];
+}
+
+function arrival(route: RuledRoute) {
+  return {
+    recipient: route.recipient,
+    accountId: route.accountId,
+    domainId: route.domainId,
+    addressId: route.addressId,
+  };
 }
 
 /** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
@@ -150,7 +163,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       route,
     );
     if (duplicate) {
-      written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveries: [] });
+      written.push({ id: duplicate.id, ...arrival(route), duplicate: true, deliveries: [] });
       continue;
     }
     const id = newId('email', message.receivedAt.getTime());
@@ -194,7 +207,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
         await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now, message.jobLease),
       );
     }
-    written.push({ id, recipient: route.recipient, duplicate: false, deliveries });
+    written.push({ id, ...arrival(route), duplicate: false, deliveries });
     events.push({
       accountId: route.accountId,
       type: 'email.received',

@@ -1,5 +1,6 @@
 export type { MailFilter, TimeRange } from '../search/index.ts';
 export { type ListFilter, resolveListFilter } from './list-filter.ts';
+export { receivedSince } from './mail-activity.ts';
 export {
   type AttachmentExtractor,
   type AttachmentHasher,

@@ -3,6 +3,7 @@ import { requireApiKey } from '../auth.ts';
 import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { readSentEmail, replyToEmail } from '../shared/sending.ts';
+import { acknowledgeAlert, listAlerts, readAlert, readAlertSettings, setAlertSettings } from './alerts.ts';
 import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
 import { checkDomainVerification, startDomainVerification } from './domain-auth.ts';
 import { streamEvents } from './events.ts';
@@ -26,7 +27,7 @@ import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook 
  * camelCase received mail, the delivery log, and the account's API keys.
  */
 export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
-  const { accounts, webhooks, mail, deliveries, retention, erasures } = services;
+  const { accounts, webhooks, mail, deliveries, retention, erasures, alerts } = services;
   requireApiKey(api, accounts);
   sharedRoutes(api, services, { tagPrefix: 'v2', catchAllMethod: 'PUT', domainMeta: true });
   startDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
@@ -61,5 +62,10 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   setDomainRetention(api, { tags: ['v2 retention'], retention });
   readAddressRetention(api, { tags: ['v2 retention'], retention });
   setAddressRetention(api, { tags: ['v2 retention'], retention });
+  listAlerts(api, { tags: ['v2 alerts'], alerts });
+  readAlertSettings(api, { tags: ['v2 alerts'], alerts });
+  setAlertSettings(api, { tags: ['v2 alerts'], alerts });
+  readAlert(api, { tags: ['v2 alerts'], alerts });
+  acknowledgeAlert(api, { tags: ['v2 alerts'], alerts });
   streamEvents(api, { tags: ['v2 events'], events: services.events });
 };
