@@ -9,5 +9,9 @@ export function movableClock() {
     advanceDays(days: number) {
       offsetMs += days * 86_400_000;
     },
+    /** Moves "now" forward by `minutes`. */
+    advanceMinutes(minutes: number) {
+      offsetMs += minutes * 60_000;
+    },
   } satisfies Clock & Record<string, unknown>;
 }
