@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { startTestApp, TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import {
   type AlertWorld,
   alertEvents,
   completeCheckPasses,
+  DNS_CHECK_MINUTES,
   startAlertWorld,
   verifiedAlertWebhooks,
   waitForAlert,
@@ -164,5 +166,47 @@ test('the OpenAPI document lists the alert routes', async () => {
     ['/api/v2/alerts/settings', 'put'],
   ]) {
     assert.ok(paths[path!]?.[method!], `${method} ${path}`);
+  }
+});
+
+test('two processes on one PostgreSQL, both checking: the drift is raised once and cleared once', {
+  skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
+}, async () => {
+  const database = world.server.app.config.database;
+  assert.equal(database.kind, 'postgres');
+  const second = await startTestApp(
+    {
+      DNS_SERVERS: world.dns.address,
+      DATABASE_SCHEMA: database.schema!,
+      ALERT_CHECK_SECONDS: '0.1',
+      ALERT_DNS_CHECK_MINUTES: String(DNS_CHECK_MINUTES),
+    },
+    { clock: world.clock },
+  );
+  try {
+    // Only the drift here: the settings test left a silent period on.
+    assert.equal((await world.api.put('/api/v2/alerts/settings', { silentAfterHours: null })).status, 200);
+    const before = alertEvents(world.stream).length;
+    world.alerts.clear();
+    world.dns.set('drift.test', [{ type: 'MX', exchange: 'mx.elsewhere.test', priority: 10 }]);
+    world.clock.advanceMinutes(61);
+    await waitForAlert(world.stream, 'alert.raised', 'drift.test');
+    for (let round = 0; round < 3; round++) await completeCheckPasses(world, domainId);
+    world.dns.set('drift.test', [OUR_MX]);
+    world.clock.advanceMinutes(61);
+    await waitForAlert(world.stream, 'alert.cleared', 'drift.test');
+    for (let round = 0; round < 3; round++) await completeCheckPasses(world, domainId);
+    assert.deepEqual(alertEvents(world.stream).slice(before), [
+      ['alert.raised', 'dns_drift', 'drift.test'],
+      ['alert.cleared', 'dns_drift', 'drift.test'],
+    ]);
+    await world.alerts.waitForRequests(2);
+    assert.deepEqual(verifiedAlertWebhooks(world), [
+      ['alert.raised', 'dns_drift', 'drift.test'],
+      ['alert.cleared', 'dns_drift', 'drift.test'],
+    ]);
+    assert.equal((await world.api.get('/api/v2/alerts')).body.pagination.total, 2);
+  } finally {
+    await second.close();
   }
 });
