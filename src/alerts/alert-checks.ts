@@ -75,18 +75,20 @@ export class AlertChecks {
     changes.cleared.push(...done.cleared);
   }
 
-  #raise(changes: AlertChanges, condition: AlertCondition) {
+  /** Raises the condition seen at `observedAt` (see raiseAlert). */
+  #raise(changes: AlertChanges, condition: AlertCondition, observedAt: string) {
     return this.change(changes, async (trx, now) => {
-      const raised = await raiseAlert(trx, condition, now);
+      const raised = await raiseAlert(trx, condition, now, observedAt);
       return { raised: raised ? [raised] : [], cleared: [] };
     });
   }
 
-  #clear(changes: AlertChanges, accountId: string, kind: AlertKind, subjectIds: string[]) {
+  /** Clears what ended, as seen at `observedAt` (see clearAlerts). */
+  #clear(changes: AlertChanges, accountId: string, kind: AlertKind, subjectIds: string[], observedAt: string) {
     if (subjectIds.length === 0) return Promise.resolve();
     return this.change(changes, async (trx, now) => ({
       raised: [],
-      cleared: await clearAlerts(trx, { accountId, kind, subjectIds }, now),
+      cleared: await clearAlerts(trx, { accountId, kind, subjectIds }, now, observedAt),
     }));
   }
 
@@ -94,15 +96,19 @@ export class AlertChecks {
     for (const recheck of await this.#sources.recheckDomains(this.#dnsCheckIntervalMs)) {
       if (recheck.inconclusive) continue;
       if (recheck.mismatched.length === 0) {
-        await this.#clear(changes, recheck.accountId, 'dns_drift', [recheck.domainId]);
+        await this.#clear(changes, recheck.accountId, 'dns_drift', [recheck.domainId], recheck.checkedAt);
         continue;
       }
-      await this.#raise(changes, {
-        accountId: recheck.accountId,
-        kind: 'dns_drift',
-        subject: { type: 'domain', id: recheck.domainId, name: recheck.domain },
-        details: { mismatchedRecords: recheck.mismatched },
-      });
+      await this.#raise(
+        changes,
+        {
+          accountId: recheck.accountId,
+          kind: 'dns_drift',
+          subject: { type: 'domain', id: recheck.domainId, name: recheck.domain },
+          details: { mismatchedRecords: recheck.mismatched },
+        },
+        recheck.checkedAt,
+      );
     }
   }
 
@@ -113,7 +119,8 @@ export class AlertChecks {
    */
   async #silentInboxes(changes: AlertChanges) {
     for (const account of await this.#claimSilenceChecks()) {
-      const now = this.#clock.now().getTime();
+      const observedAt = isoNow(this.#clock);
+      const now = Date.parse(observedAt);
       const cutoff = new Date(now - account.silent_after_hours! * HOUR_MS).toISOString();
       const [inboxes, active, lastCleared, open] = await Promise.all([
         this.#sources.inboxes(account.account_id),
@@ -127,15 +134,19 @@ export class AlertChecks {
         if (active.has(subject.id) || from > cutoff) continue;
         quiet.add(subject.id);
         if (open.has(subject.id)) continue;
-        await this.#raise(changes, {
-          accountId: account.account_id,
-          kind: 'silent_inbox',
-          subject,
-          details: { silentAfterHours: account.silent_after_hours, quietSince: from },
-        });
+        await this.#raise(
+          changes,
+          {
+            accountId: account.account_id,
+            kind: 'silent_inbox',
+            subject,
+            details: { silentAfterHours: account.silent_after_hours, quietSince: from },
+          },
+          observedAt,
+        );
       }
       const noLongerQuiet = [...open].filter((id) => !quiet.has(id));
-      await this.#clear(changes, account.account_id, 'silent_inbox', noLongerQuiet);
+      await this.#clear(changes, account.account_id, 'silent_inbox', noLongerQuiet, observedAt);
     }
   }
 
@@ -189,7 +200,7 @@ export class AlertChecks {
   async #recheckOpen(changes: AlertChanges) {
     for (const alert of await this.#claimOpen()) {
       if (await this.#hasEnded(alert)) {
-        await this.#clear(changes, alert.account_id, alert.kind as AlertKind, [alert.subject_id]);
+        await this.#clear(changes, alert.account_id, alert.kind as AlertKind, [alert.subject_id], alert.checked_at!);
       }
     }
   }

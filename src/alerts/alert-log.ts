@@ -9,9 +9,25 @@ type Trx = Transaction<Database>;
 /**
  * Raises the alert for a condition unless one is open for its account, kind and subject (the partial unique index
  * decides, so processes seeing the same condition at once raise it once); with it, in the same transaction, the
- * `alert.raised` event and the signed webhook to send. Resolves to the alert when this call raised it.
+ * `alert.raised` event and the signed webhook to send. `observedAt` is when the condition was seen: an alert about
+ * the subject cleared since then was cleared by a newer look, and the stale sighting raises nothing. Resolves to the
+ * alert when this call raised it.
  */
-export async function raiseAlert(trx: Trx, condition: AlertCondition, now: string): Promise<Alert | undefined> {
+export async function raiseAlert(
+  trx: Trx,
+  condition: AlertCondition,
+  now: string,
+  observedAt = now,
+): Promise<Alert | undefined> {
+  const clearedSince = await trx
+    .selectFrom('alerts')
+    .select('id')
+    .where('account_id', '=', condition.accountId)
+    .where('kind', '=', condition.kind)
+    .where('subject_id', '=', condition.subject.id)
+    .where('cleared_at', '>=', observedAt)
+    .executeTakeFirst();
+  if (clearedSince) return undefined;
   const row = await trx
     .insertInto('alerts')
     .values({
@@ -38,13 +54,15 @@ export async function raiseAlert(trx: Trx, condition: AlertCondition, now: strin
 }
 
 /**
- * Clears the account's open alerts of `kind` about any of `subjectIds`, each with its `alert.cleared` event and
- * webhook. Resolves to the alerts this call cleared (another process clearing them first leaves none).
+ * Clears the account's open alerts of `kind` about any of `subjectIds` raised by `observedAt` (when the end of the
+ * condition was seen; one raised later was raised by a newer look), each with its `alert.cleared` event and webhook.
+ * Resolves to the alerts this call cleared (another process clearing them first leaves none).
  */
 export async function clearAlerts(
   trx: Trx,
   target: { accountId: string; kind: AlertKind; subjectIds: readonly string[] },
   now: string,
+  observedAt = now,
 ): Promise<Alert[]> {
   if (target.subjectIds.length === 0) return [];
   const rows = await trx
@@ -54,6 +72,7 @@ export async function clearAlerts(
     .where('kind', '=', target.kind)
     .where('subject_id', 'in', [...target.subjectIds])
     .where('cleared_at', 'is', null)
+    .where('raised_at', '<=', observedAt)
     .returningAll()
     .execute();
   const alerts = rows.map(toAlert);

@@ -18,6 +18,8 @@ export interface DomainRecheck {
   mismatched: Array<{ type: string; name: string; value: string; error: string | null }>;
   /** DNS could not be asked about some record (timeout, SERVFAIL): the outcome says nothing either way. */
   inconclusive: boolean;
+  /** When the re-check was claimed, before DNS was asked. */
+  checkedAt: string;
 }
 
 /** A domain whose mail arrives here: a verified one. */
@@ -78,6 +80,7 @@ export class DomainHealth {
               error: record.lastError,
             })),
           inconclusive: required.some((record) => record.lastError?.startsWith(LOOKUP_FAILED)),
+          checkedAt: row.last_dns_check!,
         });
       }
       if (rows.length < CLAIM_BATCH) break;
