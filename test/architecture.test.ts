@@ -47,6 +47,8 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail', 'events'],
   /** Retention periods, legal holds, expiry and erase by query: deletes mail through its rows and blobs. */
   retention: ['core', 'db', 'mail', 'search'],
+  /** Prometheus metrics: a registry per app; capabilities report through recorders that app.ts hands them. */
+  metrics: ['core'],
   smtp: ['core', 'routing', 'ingest'],
   /** The web console: static files and the plugin that serves them; it reaches Mailroom only through the public API. */
   console: [],

@@ -7,7 +7,7 @@ import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
-import { JobRunner } from './job-runner.ts';
+import { type DeliveryObserver, JobRunner } from './job-runner.ts';
 import { type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
@@ -23,6 +23,8 @@ export interface DeliverySystemOptions {
   readRaw(key: string): Promise<Buffer>;
   /** Called after a commit that appended delivery events, to wake this process's event streams. */
   eventsAppended(): void;
+  /** Told of every recorded attempt (the metrics). */
+  observer?: DeliveryObserver;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -71,6 +73,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     userAgent,
     logger,
     now,
+    observer: options.observer,
   });
   const worker = new DeliveryWorker({
     store,
@@ -124,6 +127,8 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     jobsQueued,
     newJobLease: (): JobLease | undefined => worker.newJobLease(),
     jobsCommitted,
+    /** The unfinished jobs of the installation and when the oldest was queued, in one query (for the metrics). */
+    queueState: () => store.queueState(),
     async start(): Promise<void> {
       if (pg) {
         listener = listenForNotifications({

@@ -9,6 +9,7 @@ export {
   type PayloadEmail,
 } from './email-received-payload.ts';
 export type { AddressGuard } from './http-sender.ts';
+export type { DeliveryObserver } from './job-runner.ts';
 export type { DeliveryJob } from './outbox-store.ts';
 export { RETRY_SCHEDULE_SECONDS } from './retry-policy.ts';
 export { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';

@@ -2,7 +2,12 @@ import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import { Invalid } from '../core/index.ts';
 import type { Database, Db } from '../db/index.ts';
 
-export type EventType = 'email.received' | 'delivery.succeeded' | 'delivery.failed' | 'domain.status_changed';
+export type EventType =
+  | 'email.received'
+  | 'delivery.succeeded'
+  | 'delivery.failed'
+  | 'domain.status_changed'
+  | 'account.mail_limit_exceeded';
 
 /** One event to append: whose it is, what happened, and a small summary (ids and a few fields, no bodies). */
 export interface NewEvent {

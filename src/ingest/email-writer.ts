@@ -33,6 +33,8 @@ export interface PreparedMessage extends Analysis {
 
 export interface WrittenEmail {
   id: string;
+  /** The account it was stored for. */
+  accountId: string;
   recipient: string;
   /** True when an earlier copy was found and nothing new was stored for this recipient. */
   duplicate: boolean;
@@ -150,7 +152,13 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       route,
     );
     if (duplicate) {
-      written.push({ id: duplicate.id, recipient: route.recipient, duplicate: true, deliveries: [] });
+      written.push({
+        id: duplicate.id,
+        accountId: route.accountId,
+        recipient: route.recipient,
+        duplicate: true,
+        deliveries: [],
+      });
       continue;
     }
     const id = newId('email', message.receivedAt.getTime());
@@ -194,7 +202,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
         await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now, message.jobLease),
       );
     }
-    written.push({ id, recipient: route.recipient, duplicate: false, deliveries });
+    written.push({ id, accountId: route.accountId, recipient: route.recipient, duplicate: false, deliveries });
     events.push({
       accountId: route.accountId,
       type: 'email.received',

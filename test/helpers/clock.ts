@@ -9,5 +9,9 @@ export function movableClock() {
     advanceDays(days: number) {
       offsetMs += days * 86_400_000;
     },
+    /** Moves "now" forward by `seconds`. */
+    advanceSeconds(seconds: number) {
+      offsetMs += seconds * 1000;
+    },
   } satisfies Clock & Record<string, unknown>;
 }
