@@ -5,7 +5,7 @@ import { EmailAddressesService } from './addresses/index.ts';
 import { AlertChecks, AlertNotifier, AlertsService, startAlertSweeper } from './alerts/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
-import { type Clock, createLogger, type Logger, systemClock } from './core/index.ts';
+import { type Clock, createLogger, FixedWindowRateLimiter, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
 import {
   createDeliverySystem,
@@ -19,9 +19,16 @@ import { createDnsLookup } from './dns/index.ts';
 import { DomainHealth, DomainsService, startDomainVerifier } from './domains/index.ts';
 import { assertPublicUrl, EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
 import { EventHub } from './events/index.ts';
-import { buildHttpServer } from './http/index.ts';
-import { cleanStopMarker, createIngestService, type IngestService, removeOrphanBlobs } from './ingest/index.ts';
+import { buildHttpServer, buildMetricsServer } from './http/index.ts';
+import {
+  AccountVolumeWatch,
+  cleanStopMarker,
+  createIngestService,
+  type IngestService,
+  removeOrphanBlobs,
+} from './ingest/index.ts';
 import { MailService, receivedSince, ThreadsService } from './mail/index.ts';
+import { createMetrics } from './metrics/index.ts';
 import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
 import { RoutingService } from './routing/index.ts';
@@ -51,17 +58,20 @@ export interface App {
   /** Stored mail: lists, search, reads, read/archive state, attachments. */
   mail: MailService;
   http: FastifyInstance;
-  /** Starts listening and the background jobs. Returns the bound HTTP address and SMTP port. */
-  start(): Promise<{ httpUrl: string; smtpPort: number }>;
+  /**
+   * Starts listening and the background jobs. Returns the bound HTTP address and SMTP port, and the address of the
+   * metrics listener when METRICS_PORT gives it one.
+   */
+  start(): Promise<{ httpUrl: string; smtpPort: number; metricsUrl?: string }>;
   close(): Promise<void>;
 }
 
 /** A server of the app could not listen (e.g. EADDRINUSE); `server` says which, so start-up can name its setting. */
 export class ListenError extends Error {
-  readonly server: 'http' | 'smtp';
+  readonly server: 'http' | 'smtp' | 'metrics';
   readonly port: number;
 
-  constructor(server: 'http' | 'smtp', port: number, cause: unknown) {
+  constructor(server: 'http' | 'smtp' | 'metrics', port: number, cause: unknown) {
     super(`${server} server could not listen on port ${port}`, { cause });
     this.server = server;
     this.port = port;
@@ -86,6 +96,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const blobs = await openBlobStore(config.blobs);
 
   const dns = createDnsLookup(config.dnsServers);
+  // Read at scrape time; `delivery` exists by the time anything can scrape.
+  const metrics = config.metrics.enabled
+    ? createMetrics({ clock, deliveryQueue: () => delivery.queueState() })
+    : undefined;
+  /** Hits per key and minute in this process's memory; undefined when `limit` is 0 (off). */
+  const perMinute = (limit: number) =>
+    limit > 0 ? new FixedWindowRateLimiter({ limit, windowMs: 60_000, clock }) : undefined;
   // The event stream's reader; whoever commits events calls eventsAppended after the commit.
   const events = new EventHub({
     db,
@@ -114,6 +131,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     endpoints: { find: (accountId, id) => endpoints.summary(accountId, id) },
     logger,
     eventsAppended,
+    observer: metrics?.domains,
   });
   const addresses = new EmailAddressesService({
     db,
@@ -159,6 +177,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     dataRateWindowMs: config.smtp.dataRateWindowMs,
     idleTimeoutMs: config.smtp.idleTimeoutMs,
     connectionTimeoutMs: config.smtp.connectionTimeoutMs,
+    messageRateLimit: perMinute(config.rateLimits.smtpMessagesPerMinute),
+    observer: metrics?.smtp,
     tls: await loadTlsMaterial({
       dataDir: config.dataDir,
       hostname: config.mxHost,
@@ -237,6 +257,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
     eventsAppended,
     failures: alerts.deliveryFailures,
+    observer: metrics?.delivery,
     settings: {
       ...config.delivery,
       attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,
@@ -252,6 +273,17 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     eventsAppended();
     alerts.mailArrived(emails);
   });
+  const accountVolume =
+    config.rateLimits.accountMailPerHour > 0
+      ? new AccountVolumeWatch({
+          db,
+          clock,
+          logger,
+          limitPerHour: config.rateLimits.accountMailPerHour,
+          eventsAppended,
+        })
+      : undefined;
+  if (accountVolume) ingest.onCommitted((emails) => accountVolume.count(emails));
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
   const threads = new ThreadsService({ db, pages, clock });
@@ -276,11 +308,18 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       explainRouting: (accountId, input) => explainRouting(explainDependencies, accountId, input),
       ping: database.ping,
       events,
+      apiRateLimit: perMinute(config.rateLimits.apiRequestsPerMinute),
+      metrics:
+        metrics && config.metrics.port === undefined ? { source: metrics, auth: config.metrics.auth } : undefined,
     },
     logger,
     VERSION,
     config.http,
   );
+  const metricsServer =
+    metrics && config.metrics.port !== undefined
+      ? await buildMetricsServer({ source: metrics, auth: config.metrics.auth }, accounts, logger)
+      : undefined;
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;
   let retentionSweeper: ReturnType<typeof startRetentionSweeper> | undefined;
@@ -317,11 +356,17 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       const httpUrl = await http.listen({ port: config.http.port, host: config.http.host }).catch((error) => {
         throw new ListenError('http', config.http.port, error);
       });
+      const metricsPort = config.metrics.port ?? 0;
+      const metricsUrl = await metricsServer
+        ?.listen({ port: metricsPort, host: config.metrics.host })
+        .catch((error) => {
+          throw new ListenError('metrics', metricsPort, error);
+        });
       verifier = startDomainVerifier(domains, config.domainVerification.intervalMs, logger);
       retentionSweeper = startRetentionSweeper(retention, config.retention.sweepIntervalMs, logger);
       alertSweeper = startAlertSweeper(alerts, config.alerts.checkIntervalMs, logger);
       await delivery.start();
-      return { httpUrl, smtpPort };
+      return { httpUrl, smtpPort, ...(metricsUrl ? { metricsUrl } : {}) };
     },
     async close() {
       await verifier?.stop();
@@ -331,10 +376,12 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await smtp.close();
       const settled = await ingest.drain();
       await alerts.idle();
+      await accountVolume?.settled();
       await delivery.stop();
       alertSender.close();
       // Open event streams are ended as the HTTP server closes (its preClose hook); then the hub stops reading.
       await http.close();
+      await metricsServer?.close();
       await events.stop();
       await searchIndexer?.stop();
       await checkpointer?.stop();

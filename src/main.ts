@@ -83,7 +83,7 @@ function banner(app: App, bound: Bound): string[] {
 }
 
 function listenFailure(error: ListenError): string {
-  const variable = error.server === 'http' ? 'PORT' : 'SMTP_PORT';
+  const variable = { http: 'PORT', smtp: 'SMTP_PORT', metrics: 'METRICS_PORT' }[error.server];
   const code = (error.cause as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
     return `${variable} ${error.port} is in use: stop what listens there, or set ${variable} to a free port`;

@@ -77,6 +77,10 @@ export interface Config {
     /** The port of direct MX delivery for forwards (25 except in tests). */
     mxPort: number;
   };
+  /** `/metrics`: on the HTTP port unless `port` is set, behind an API key unless `auth` is none. */
+  metrics: { enabled: boolean; port?: number; host: string; auth: 'api_key' | 'none' };
+  /** 0 turns a limit off. Each is counted in this process's memory. */
+  rateLimits: { apiRequestsPerMinute: number; smtpMessagesPerMinute: number; accountMailPerHour: number };
   logLevel: string;
 }
 
@@ -182,6 +186,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaseMs: e.DELIVERY_LEASE_SECONDS * 1000,
       pollMs: e.DELIVERY_POLL_SECONDS * 1000,
       mxPort: e.FORWARD_MX_PORT,
+    },
+    metrics: {
+      enabled: e.METRICS,
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST,
+      auth: e.METRICS_AUTH ?? (e.METRICS_PORT === undefined ? 'api_key' : 'none'),
+    },
+    rateLimits: {
+      apiRequestsPerMinute: e.API_RATE_LIMIT_PER_MINUTE,
+      smtpMessagesPerMinute: e.SMTP_RATE_LIMIT_PER_MINUTE,
+      accountMailPerHour: e.ACCOUNT_MAIL_LIMIT_PER_HOUR,
     },
     logLevel: e.LOG_LEVEL,
   } satisfies Config);

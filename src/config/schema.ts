@@ -79,6 +79,19 @@ export const EnvSchema = Type.Object({
   ALERT_CHECK_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 60 }),
   /** How often each verified domain's records are re-checked for DNS drift. */
   ALERT_DNS_CHECK_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  /** Serves Prometheus metrics at /metrics (src/metrics). */
+  METRICS: Flag(true),
+  /** A listener of its own for /metrics; unset serves it on the HTTP port. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  /** Unset: api_key on the HTTP port, none on a port of its own. */
+  METRICS_AUTH: Type.Optional(Type.Union([Type.Literal('api_key'), Type.Literal('none')])),
+  /** Requests per minute per API key, in each process; 0 turns the limit off. */
+  API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  /** Messages (MAIL FROM commands) per minute per SMTP client address, in each process; 0 turns it off. */
+  SMTP_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  /** Emails an account may receive per hour before it is flagged (mail is still stored); 0 turns it off. */
+  ACCOUNT_MAIL_LIMIT_PER_HOUR: Type.Integer({ minimum: 0, default: 0 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

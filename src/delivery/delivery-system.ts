@@ -7,7 +7,7 @@ import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
-import { JobRunner } from './job-runner.ts';
+import { type DeliveryObserver, JobRunner } from './job-runner.ts';
 import { type DeliveryFailureObserver, type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
@@ -25,6 +25,8 @@ export interface DeliverySystemOptions {
   eventsAppended(): void;
   /** Told of each delivery that ends failed, in the transaction that records it (health alerts). */
   failures?: DeliveryFailureObserver;
+  /** Told of every recorded attempt (the metrics). */
+  observer?: DeliveryObserver;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -79,6 +81,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     userAgent,
     logger,
     now,
+    observer: options.observer,
   });
   const worker = new DeliveryWorker({
     store,
@@ -132,6 +135,8 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     jobsQueued,
     newJobLease: (): JobLease | undefined => worker.newJobLease(),
     jobsCommitted,
+    /** The unfinished jobs of the installation and when the oldest was queued, in one query (for the metrics). */
+    queueState: () => store.queueState(),
     async start(): Promise<void> {
       if (pg) {
         listener = listenForNotifications({

@@ -8,6 +8,15 @@ import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './o
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
+/** What delivery reports per recorded attempt (app.ts hands it the metrics' recorder). */
+export interface DeliveryObserver {
+  attempted(
+    endpointType: 'webhook' | 'email' | 'email_group',
+    outcome: AttemptResult['status'],
+    durationSeconds: number,
+  ): void;
+}
+
 export interface JobRunnerDeps {
   db: Db;
   store: OutboxStore;
@@ -19,6 +28,7 @@ export interface JobRunnerDeps {
   userAgent: string;
   logger: Logger;
   now(): Date;
+  observer?: DeliveryObserver;
 }
 
 /**
@@ -166,14 +176,16 @@ export class JobRunner {
     return result;
   }
 
-  /** One line per recorded attempt, without the response body. */
+  /** One line per recorded attempt, without the response body, and the attempt counted for the metrics. */
   private logAttempt(job: DeliveryJob, target: DeliveryTarget, attempt: AttemptRecord, result: AttemptResult): void {
+    const endpointType = target.kind === 'webhook' ? 'webhook' : target.endpointType;
+    this.deps.observer?.attempted(endpointType, result.status, attempt.durationMs / 1000);
     this.deps.logger.info(
       {
         deliveryId: job.id,
         emailId: job.email_id,
         endpointId: target.id,
-        endpointType: target.kind === 'webhook' ? 'webhook' : target.endpointType,
+        endpointType,
         status: result.status,
         statusCode: attempt.statusCode,
         durationMs: attempt.durationMs,

@@ -233,6 +233,16 @@ export class OutboxStore {
     this.eventsAppended();
   }
 
+  /** Unfinished jobs (pending or being attempted) and the queue time of the oldest, in one query. */
+  async queueState(): Promise<{ depth: number; oldestQueuedAt: Date | null }> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((eb) => [eb.fn.countAll().as('depth'), eb.fn.min('created_at').as('oldest')])
+      .where('status', 'in', ['pending', 'processing'])
+      .executeTakeFirstOrThrow();
+    return { depth: Number(row.depth), oldestQueuedAt: row.oldest ? new Date(row.oldest) : null };
+  }
+
   /** The recipient outcomes of the job's latest attempt, so a group retry skips those already sent. */
   async lastRecipients(deliveryId: string): Promise<AttemptRecord['recipients']> {
     const row = await this.db

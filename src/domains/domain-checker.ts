@@ -5,6 +5,12 @@ import { appendEvents } from '../events/index.ts';
 import { checkRecord, valueForMxHost } from './dns-records.ts';
 import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
 
+/** What the checker reports per check (app.ts hands it the metrics' recorder). */
+export interface VerificationObserver {
+  /** `verified`: every required record matched. */
+  checked(verified: boolean): void;
+}
+
 /** Checks a domain's stored records against live DNS and records the outcome on the records and the domain. */
 export class DomainChecker {
   private readonly db: Db;
@@ -13,6 +19,7 @@ export class DomainChecker {
   private readonly mxHost: string;
   private readonly logger: Logger;
   private readonly eventsAppended: () => void;
+  private readonly observer?: VerificationObserver;
 
   constructor(deps: {
     db: Db;
@@ -21,6 +28,7 @@ export class DomainChecker {
     mxHost: string;
     logger: Logger;
     eventsAppended: () => void;
+    observer?: VerificationObserver;
   }) {
     this.db = deps.db;
     this.dns = deps.dns;
@@ -28,6 +36,7 @@ export class DomainChecker {
     this.mxHost = deps.mxHost;
     this.logger = deps.logger;
     this.eventsAppended = deps.eventsAppended;
+    this.observer = deps.observer;
   }
 
   async records(domainId: string): Promise<DnsRecord[]> {
@@ -60,6 +69,7 @@ export class DomainChecker {
     }));
     const required = checkedRecords.filter((record) => record.isRequired);
     const isFullyVerified = required.length > 0 && required.every((record) => record.isVerified);
+    this.observer?.checked(isFullyVerified);
     const mxVerified = checkedRecords.some((record) => record.recordType === 'MX' && record.isVerified);
     // A verified domain is never demoted by DNS drift; it only stops being able to receive while its MX is gone.
     const status: DomainStatus = isFullyVerified ? 'verified' : row.status;

@@ -13,7 +13,7 @@ import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { appendEvents } from '../events/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
-import { DomainChecker, domainStatusChanged } from './domain-checker.ts';
+import { DomainChecker, domainStatusChanged, type VerificationObserver } from './domain-checker.ts';
 import {
   type CatchAllUpdate,
   type CreatedDomain,
@@ -54,6 +54,7 @@ export class DomainsService {
     logger: Logger;
     /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
     eventsAppended: () => void;
+    observer?: VerificationObserver;
   }) {
     this.db = deps.db;
     this.eventsAppended = deps.eventsAppended;

@@ -1,4 +1,5 @@
 export type { PlannedRecord } from './dns-records.ts';
+export type { VerificationObserver } from './domain-checker.ts';
 export { DomainHealth, type DomainRecheck, type ReceivingDomain } from './domain-health.ts';
 export type {
   CatchAllUpdate,

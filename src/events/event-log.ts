@@ -8,7 +8,8 @@ export type EventType =
   | 'delivery.failed'
   | 'domain.status_changed'
   | 'alert.raised'
-  | 'alert.cleared';
+  | 'alert.cleared'
+  | 'account.mail_limit_exceeded';
 
 /** One event to append: whose it is, what happened, and a small summary (ids and a few fields, no bodies). */
 export interface NewEvent {

@@ -1,5 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Account, AccountsService } from '../accounts/index.ts';
+import type { FixedWindowRateLimiter } from '../core/index.ts';
+
+/** Requests per API key (API_RATE_LIMIT_PER_MINUTE), counted once the key is known. */
+export type ApiRateLimit = Pick<FixedWindowRateLimiter, 'hit' | 'limit'>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,8 +39,8 @@ function credentials(header: string | undefined): Credentials {
   return { problem: 'malformed' };
 }
 
-/** Requires an API key on every route registered in the given scope. */
-export function requireApiKey(scope: FastifyInstance, accounts: AccountsService) {
+/** Requires an API key on every route registered in the given scope, and keeps each key within `rateLimit`. */
+export function requireApiKey(scope: FastifyInstance, accounts: AccountsService, rateLimit?: ApiRateLimit) {
   scope.decorateRequest('account', null as unknown as Account);
   scope.decorateRequest('apiKeyId', '');
   scope.addHook('onRequest', async (request, reply) => {
@@ -48,6 +52,14 @@ export function requireApiKey(scope: FastifyInstance, accounts: AccountsService)
       return reply.code(401).send({ error: request.routeOptions.config.unauthorizedMessage ?? 'Unauthorized', detail });
     }
     const { keyId, ...identity } = account;
+    const answer = rateLimit?.hit(keyId);
+    if (answer && !answer.allowed) {
+      reply.header('Retry-After', String(answer.retryAfterSeconds));
+      return reply.code(429).send({
+        error: 'Rate limit exceeded',
+        detail: `At most ${rateLimit!.limit} requests per minute per API key; retry in ${answer.retryAfterSeconds} seconds`,
+      });
+    }
     request.account = identity;
     request.apiKeyId = keyId;
   });

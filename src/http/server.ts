@@ -15,9 +15,11 @@ import type { EventHub } from '../events/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
+import type { ApiRateLimit } from './auth.ts';
 import { e2Routes } from './e2/routes.ts';
 import { answerClientError, handleError } from './errors.ts';
 import { refuseJsonSentAsForm } from './json-content-type.ts';
+import { type MetricsExposure, metricsRoute } from './metrics-route.ts';
 import { acceptMultipartBodies } from './multipart-body.ts';
 import { rejectNulCharacters } from './reject-nul.ts';
 import { v2Routes } from './v2/routes.ts';
@@ -45,6 +47,10 @@ export interface HttpServices {
   ping(): Promise<void>;
   /** The account event streams (GET /api/v2/events). */
   events: Pick<EventHub, 'subscribe'>;
+  /** Requests per minute per API key on /api/e2 and /api/v2; unset: no limit. */
+  apiRateLimit?: ApiRateLimit;
+  /** `/metrics` on this server; unset when metrics are off or served on a port of their own. */
+  metrics?: MetricsExposure;
 }
 
 const BODY_LIMIT = 2 * 1024 * 1024;
@@ -131,6 +137,7 @@ export async function buildHttpServer(
       return { ...document, info: { ...(document as { info: object }).info, version: documentVersion }, paths };
     });
   }
+  if (services.metrics) await metricsRoute(app as unknown as FastifyInstance, services.metrics, services.accounts);
   await app.register(e2Routes, { ...services, prefix: '/api/e2' });
   await app.register(v2Routes, { ...services, prefix: '/api/v2' });
   if (limits.console) await app.register(consoleRoutes);

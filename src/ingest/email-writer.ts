@@ -34,6 +34,7 @@ export interface PreparedMessage extends Analysis {
 export interface WrittenEmail {
   id: string;
   recipient: string;
+  /** The account it was stored for. */
   accountId: string;
   /** The domain it arrived at, and the address (null when the catch-all took it). */
   domainId: string;

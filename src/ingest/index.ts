@@ -1,3 +1,4 @@
+export { type AccountVolumeDependencies, AccountVolumeWatch } from './account-volume.ts';
 export type { AcceptedRoute, WrittenEmail } from './email-writer.ts';
 export { DEDUPE_WINDOW_MS } from './email-writer.ts';
 export {

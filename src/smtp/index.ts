@@ -1,2 +1,8 @@
-export { createSmtpReceiver, type SmtpReceiver, type SmtpReceiverOptions } from './smtp-receiver.ts';
+export {
+  createSmtpReceiver,
+  type SmtpObserver,
+  type SmtpReceiver,
+  type SmtpReceiverOptions,
+  type SmtpRefusalReason,
+} from './smtp-receiver.ts';
 export { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';

@@ -1,9 +1,25 @@
 import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import type { Logger } from '../core/index.ts';
+import type { FixedWindowRateLimiter, Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
-import { type RecipientRouter, rcptRejection } from '../routing/index.ts';
+import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
 import { SharedBlocks } from './shared-blocks.ts';
+
+/** Why the SMTP edge refused a recipient, a message or a connection: a routing reason, or one of its own limits. */
+export type SmtpRefusalReason =
+  | RejectReason
+  | 'message_too_large'
+  | 'rate_limited'
+  | 'too_many_connections'
+  | 'too_slow'
+  | 'temporary_failure';
+
+/** What the SMTP edge reports as it answers (app.ts hands it the metrics' recorder). */
+export interface SmtpObserver {
+  refused(reason: SmtpRefusalReason): void;
+  /** A message answered 250: its DATA size, and the time from the end of DATA to the answer. */
+  accepted(bytes: number, ingestSeconds: number): void;
+}
 
 export interface SmtpReceiverOptions {
   router: RecipientRouter;
@@ -24,6 +40,9 @@ export interface SmtpReceiverOptions {
   /** A connection is closed after this long whatever it is doing. */
   connectionTimeoutMs: number;
   tls: { key: Buffer; cert: Buffer };
+  /** Messages (MAIL FROM commands) per client address; over the limit MAIL FROM gets 451 4.7.1. */
+  messageRateLimit?: Pick<FixedWindowRateLimiter, 'hit' | 'limit'>;
+  observer?: SmtpObserver;
 }
 
 /** An SMTP error whose text starts with its own enhanced status code (see `EnhancedCodeServer`). */
@@ -34,6 +53,8 @@ function smtpError(code: number, text: string): Error {
 const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
 const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
 const TOO_SLOW = '4.4.2 Data arriving too slowly, closing connection';
+const TOO_MANY_MESSAGES = (seconds: number) =>
+  smtpError(451, `4.7.1 Too many messages from your address, try again in ${seconds} seconds`);
 
 /** How the reply to an accepted message starts (see `EnhancedCodeServer`, which sends it without delay). */
 const QUEUED = 'Ok: queued as';
@@ -46,6 +67,7 @@ const QUEUED = 'Ok: queued as';
 class EnhancedCodeServer extends SMTPServer {
   connectionTimeoutMs = 0;
   maxConnectionsPerIp = Number.POSITIVE_INFINITY;
+  observer?: SmtpObserver;
   private readonly lifetimes = new Map<string, NodeJS.Timeout>();
 
   override connect(socket: Socket, socketOptions: unknown) {
@@ -94,7 +116,9 @@ class EnhancedCodeServer extends SMTPServer {
       if (connection.id === session.id) break;
       if (connection.remoteAddress === session.remoteAddress) earlier++;
     }
-    callback(earlier >= this.maxConnectionsPerIp ? smtpError(421, TOO_MANY_FROM_ADDRESS) : null);
+    if (earlier < this.maxConnectionsPerIp) return callback(null);
+    this.observer?.refused('too_many_connections');
+    callback(smtpError(421, TOO_MANY_FROM_ADDRESS));
   }
 
   /** Answers 421 with `text` and closes the session's connection, without waiting for the client. */
@@ -117,7 +141,7 @@ class EnhancedCodeServer extends SMTPServer {
  */
 export function createSmtpReceiver(options: SmtpReceiverOptions) {
   const routes = new WeakMap<SMTPServerAddress, AcceptedRoute>();
-  const { logger } = options;
+  const { logger, observer } = options;
 
   async function decideRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
     const decision = await options.router.resolve(address.address);
@@ -133,6 +157,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     }
     const rejection = rcptRejection(decision.reason, address.address);
     logger.info({ ...envelope, reason: decision.reason }, 'recipient refused');
+    observer?.refused(decision.reason);
     return smtpError(rejection.code, rejection.message);
   }
 
@@ -177,6 +202,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     let oversized = false;
     const rate = watchDataRate(() => {
       logger.info({ session: session.id, clientIp: session.remoteAddress }, 'smtp data too slow, connection cut');
+      observer?.refused('too_slow');
       server.cut(session.id, TOO_SLOW);
     });
     stream.on('data', (chunk: Buffer) => {
@@ -197,7 +223,9 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     });
     stream.once('end', () => {
       rate.stop();
+      const endOfData = performance.now();
       if (oversized || stream.sizeExceeded || !shared) {
+        observer?.refused('message_too_large');
         done(smtpError(552, `5.3.4 Message size exceeds fixed maximum message size ${options.maxMessageBytes}`));
         return;
       }
@@ -221,6 +249,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           (result) => {
             // Ingest settled the message: its blob is written and the analysis worker has answered, so nothing reads
             // the blocks any more. After a failure a worker may still be reading them, so they are left to the GC.
+            observer?.accepted(held.size, (performance.now() - endOfData) / 1000);
             held.release();
             const ids = result.emails.map((email) => email.id);
             const shown = ids.length > 5 ? `${ids.slice(0, 5).join(' ')} (+${ids.length - 5} more)` : ids.join(' ');
@@ -228,6 +257,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           },
           (error) => {
             logger.error({ err: error, session: session.id }, 'ingest failed');
+            observer?.refused('temporary_failure');
             done(TEMPORARY_FAILURE());
           },
         );
@@ -252,9 +282,19 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     key: options.tls.key,
     cert: options.tls.cert,
     logger: false,
+    onMailFrom(_address, session, callback) {
+      const answer = options.messageRateLimit?.hit(session.remoteAddress);
+      if (!answer || answer.allowed) return callback();
+      if (answer.crossed) {
+        logger.warn({ clientIp: session.remoteAddress, perMinute: options.messageRateLimit!.limit }, 'smtp rate limit');
+      }
+      observer?.refused('rate_limited');
+      callback(TOO_MANY_MESSAGES(answer.retryAfterSeconds));
+    },
     onRcptTo(address, session, callback) {
       decideRecipient(address, session).then(callback, (error) => {
         logger.error({ err: error, recipient: address.address }, 'routing failed');
+        observer?.refused('temporary_failure');
         callback(TEMPORARY_FAILURE());
       });
     },
@@ -262,6 +302,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   });
   server.connectionTimeoutMs = options.connectionTimeoutMs;
   server.maxConnectionsPerIp = options.maxConnectionsPerIp;
+  server.observer = observer;
   server.on('error', (error) => logger.warn({ err: error }, 'smtp connection error'));
 
   return {

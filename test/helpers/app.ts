@@ -17,6 +17,8 @@ export interface TestApp {
   baseUrl: string;
   /** The loopback port the SMTP receiver listens on. */
   smtpPort: number;
+  /** The metrics listener's address, when METRICS_PORT gives it one. */
+  metricsUrl?: string;
   apiKey: string;
   dataDir: string;
   /** A key of a fresh account, for isolation tests. */
@@ -63,11 +65,12 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   });
   const app = await createApp(config, { logger: pino({ level: 'error' }, errorSink), clock: options.clock });
   await app.accounts.ensureKey('default', apiKey);
-  const { httpUrl, smtpPort } = await app.start();
+  const { httpUrl, smtpPort, metricsUrl } = await app.start();
   return {
     app,
     baseUrl: httpUrl,
     smtpPort,
+    metricsUrl,
     apiKey,
     dataDir,
     newAccountKey: async (name) => (await app.accounts.createKey(name)).key,

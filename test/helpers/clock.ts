@@ -13,5 +13,24 @@ export function movableClock() {
     advanceMinutes(minutes: number) {
       offsetMs += minutes * 60_000;
     },
+    /** Moves "now" forward by `seconds`. */
+    advanceSeconds(seconds: number) {
+      offsetMs += seconds * 1000;
+    },
+  } satisfies Clock & Record<string, unknown>;
+}
+
+/**
+ * A clock that stands still until the test moves it, for exact answers about windows of time (rate limits). Only
+ * for tests without deliveries: jobs are queued at the real time, and a stopped clock never reaches it.
+ */
+export function manualClock(startMs = Date.now()) {
+  let nowMs = startMs;
+  return {
+    now: () => new Date(nowMs),
+    /** Moves "now" forward by `seconds`. */
+    advanceSeconds(seconds: number) {
+      nowMs += seconds * 1000;
+    },
   } satisfies Clock & Record<string, unknown>;
 }

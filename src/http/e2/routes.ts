@@ -15,7 +15,7 @@ import { listThreads, readThread } from './threads.ts';
  */
 export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
   const { accounts, deliveries, mail, threads, rules, blocklist } = services;
-  requireApiKey(api, accounts);
+  requireApiKey(api, accounts, services.apiRateLimit);
   sharedRoutes(api, services, { tagPrefix: 'e2', catchAllMethod: 'PATCH', domainMeta: false });
   listEmails(api, { tags: ['e2 emails'], mail });
   readEmail(api, { tags: ['e2 emails'], mail });

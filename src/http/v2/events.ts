@@ -31,8 +31,8 @@ export function streamEvents(app: Api, { tags, events }: { tags: Tags; events: P
         tags,
         summary: 'Stream the account’s events (Server-Sent Events)',
         description:
-          'email.received, delivery.succeeded, delivery.failed, domain.status_changed, alert.raised and ' +
-          'alert.cleared as they are committed. ' +
+          'email.received, delivery.succeeded, delivery.failed, domain.status_changed, alert.raised, ' +
+          'alert.cleared and account.mail_limit_exceeded as they are committed. ' +
           'Each event has an opaque `id`; send the last one received as `Last-Event-ID` to resume after it ' +
           '(events are kept for 7 days). Without it the stream starts now. Comments are sent every 15 s.',
         headers: Type.Object({ 'last-event-id': Type.Optional(Type.String()) }),

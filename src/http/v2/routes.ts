@@ -28,7 +28,7 @@ import { createWebhook, deleteWebhook, listWebhooks, readWebhook, updateWebhook 
  */
 export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, services) => {
   const { accounts, webhooks, mail, deliveries, retention, erasures, alerts } = services;
-  requireApiKey(api, accounts);
+  requireApiKey(api, accounts, services.apiRateLimit);
   sharedRoutes(api, services, { tagPrefix: 'v2', catchAllMethod: 'PUT', domainMeta: true });
   startDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
   checkDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });

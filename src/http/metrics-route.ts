@@ -1,0 +1,46 @@
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { AccountsService } from '../accounts/index.ts';
+import type { Logger } from '../core/index.ts';
+import { requireApiKey } from './auth.ts';
+import { handleError } from './errors.ts';
+
+/** The Prometheus text of the app's metrics (src/metrics). */
+export interface MetricsSource {
+  contentType: string;
+  render(): Promise<string>;
+}
+
+/** How `/metrics` is served: `api_key` asks for any account's key, like the API (the numbers are not per account). */
+export interface MetricsExposure {
+  source: MetricsSource;
+  auth: 'api_key' | 'none';
+}
+
+/** `GET /metrics`, in a scope of its own so that its authentication is its own. */
+export async function metricsRoute(app: FastifyInstance, exposure: MetricsExposure, accounts: AccountsService) {
+  await app.register(async (scope) => {
+    if (exposure.auth === 'api_key') requireApiKey(scope, accounts);
+    scope.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+      let text: string;
+      try {
+        text = await exposure.source.render();
+      } catch (error) {
+        // The one read behind a scrape is the delivery queue's.
+        request.log.warn({ err: error }, 'metrics scrape failed');
+        return reply.code(503).send({ error: 'Database unavailable' });
+      }
+      return reply.type(exposure.source.contentType).send(text);
+    });
+  });
+}
+
+/** The listener of METRICS_PORT: `/metrics` and nothing else. */
+export async function buildMetricsServer(exposure: MetricsExposure, accounts: AccountsService, logger: Logger) {
+  const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }) });
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
+  );
+  await metricsRoute(app as unknown as FastifyInstance, exposure, accounts);
+  return app as unknown as FastifyInstance;
+}

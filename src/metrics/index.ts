@@ -1,0 +1,1 @@
+export { createMetrics, type DeliveryQueueState, type Metrics, type MetricsDependencies } from './mailroom-metrics.ts';

@@ -1,0 +1,119 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from '../core/index.ts';
+
+/** The delivery outbox as one query reads it at scrape time. */
+export interface DeliveryQueueState {
+  /** Jobs not finished: pending, or being attempted. */
+  depth: number;
+  /** When the oldest unfinished job was queued; null when there is none. */
+  oldestQueuedAt: Date | null;
+}
+
+export interface MetricsDependencies {
+  clock: Clock;
+  /** Read once per scrape. */
+  deliveryQueue(): Promise<DeliveryQueueState>;
+}
+
+/** From a few milliseconds (a small message on a fast disk) to the SMTP client's patience. */
+const INGEST_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** A webhook or a forward, from a loopback receiver to a timed-out one. */
+const DELIVERY_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The metrics of one app instance, in a registry of its own (several apps can share a process, as tests do), with
+ * Node's process metrics (memory, event-loop lag, ...) in it too. Capabilities report through the recorders
+ * (`smtp`, `delivery`, `domains`), which app.ts hands them; counters count what this process did since it started.
+ */
+export function createMetrics(deps: MetricsDependencies) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const received = new Counter({
+    name: 'mailroom_smtp_messages_received_total',
+    help: 'Messages accepted over SMTP (answered 250 after they were stored)',
+    registers,
+  });
+  const receivedBytes = new Counter({
+    name: 'mailroom_smtp_received_bytes_total',
+    help: 'DATA bytes of the messages accepted over SMTP',
+    registers,
+  });
+  const refused = new Counter({
+    name: 'mailroom_smtp_refusals_total',
+    help: 'SMTP refusals (of a recipient, a message or a connection) by reason',
+    labelNames: ['reason'],
+    registers,
+  });
+  const ingestLatency = new Histogram({
+    name: 'mailroom_ingest_duration_seconds',
+    help: 'From the end of DATA to the 250 answer: blob written, analysed and committed',
+    buckets: INGEST_BUCKETS_SECONDS,
+    registers,
+  });
+  const attempts = new Counter({
+    name: 'mailroom_delivery_attempts_total',
+    help: 'Delivery attempts by endpoint type and outcome (success, retry, failed: no retry left)',
+    labelNames: ['endpoint_type', 'outcome'],
+    registers,
+  });
+  const attemptLatency = new Histogram({
+    name: 'mailroom_delivery_duration_seconds',
+    help: 'Duration of delivery attempts by endpoint type',
+    labelNames: ['endpoint_type'],
+    buckets: DELIVERY_BUCKETS_SECONDS,
+    registers,
+  });
+  const queueDepth = new Gauge({
+    name: 'mailroom_delivery_queue_depth',
+    help: 'Delivery jobs not finished (pending or being attempted), in the whole installation',
+    registers,
+  });
+  const oldestAge = new Gauge({
+    name: 'mailroom_delivery_oldest_pending_age_seconds',
+    help: 'Age of the oldest unfinished delivery job (0 when there is none)',
+    registers,
+  });
+  const verifications = new Counter({
+    name: 'mailroom_domain_verification_checks_total',
+    help: 'Domain DNS checks by result (verified: every required record matched)',
+    labelNames: ['result'],
+    registers,
+  });
+
+  return {
+    smtp: {
+      refused(reason: string): void {
+        refused.inc({ reason });
+      },
+      accepted(bytes: number, ingestSeconds: number): void {
+        received.inc();
+        receivedBytes.inc(bytes);
+        ingestLatency.observe(ingestSeconds);
+      },
+    },
+    delivery: {
+      attempted(endpointType: string, outcome: string, seconds: number): void {
+        attempts.inc({ endpoint_type: endpointType, outcome });
+        attemptLatency.observe({ endpoint_type: endpointType }, seconds);
+      },
+    },
+    domains: {
+      checked(verified: boolean): void {
+        verifications.inc({ result: verified ? 'verified' : 'unverified' });
+      },
+    },
+    contentType: registry.contentType,
+    /** The Prometheus text of every metric, the outbox read for this scrape. */
+    async render(): Promise<string> {
+      const queue = await deps.deliveryQueue();
+      queueDepth.set(queue.depth);
+      const ageMs = queue.oldestQueuedAt ? deps.clock.now().getTime() - queue.oldestQueuedAt.getTime() : 0;
+      oldestAge.set(Math.max(0, ageMs) / 1000);
+      return registry.metrics();
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
