@@ -5,7 +5,20 @@ import { appendEvents } from '../events/index.ts';
 import { checkRecord, valueForMxHost } from './dns-records.ts';
 import { type DnsRecord, type DomainStatus, toRecord, type VerificationCheck } from './domain-model.ts';
 
-/** Checks a domain's stored records against live DNS and records the outcome on the records and the domain. */
+export interface DomainCheckerDeps {
+  db: Db;
+  dns: DnsLookup;
+  clock: Clock;
+  mxHost: string;
+  logger: Logger;
+  /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
+  eventsAppended: () => void;
+}
+
+/**
+ * Checks a domain's stored records against live DNS and records the outcome on the records and the domain; every
+ * change of a domain's status goes through here, with its event and log line.
+ */
 export class DomainChecker {
   private readonly db: Db;
   private readonly dns: DnsLookup;
@@ -14,14 +27,7 @@ export class DomainChecker {
   private readonly logger: Logger;
   private readonly eventsAppended: () => void;
 
-  constructor(deps: {
-    db: Db;
-    dns: DnsLookup;
-    clock: Clock;
-    mxHost: string;
-    logger: Logger;
-    eventsAppended: () => void;
-  }) {
+  constructor(deps: DomainCheckerDeps) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
@@ -92,13 +98,7 @@ export class DomainChecker {
         .returningAll()
         .executeTakeFirstOrThrow();
     });
-    if (updated.status !== row.status) {
-      this.eventsAppended();
-      this.logger.info(
-        { domainId: row.id, domain: row.domain, from: row.status, to: updated.status },
-        'domain status changed',
-      );
-    }
+    if (updated.status !== row.status) this.statusChanged(row, row.status, updated.status);
     const verificationCheck: VerificationCheck = {
       dnsRecords: checkedRecords.map((record) => ({
         type: record.recordType,
@@ -111,6 +111,27 @@ export class DomainChecker {
       lastChecked: now,
     };
     return { row: updated, records: checkedRecords, verificationCheck };
+  }
+
+  /** Marks a pending domain `failed`, unless it is no longer pending (another process got there first). */
+  async giveUp(row: DomainsTable): Promise<void> {
+    const gaveUp = await this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('domains')
+        .set({ status: 'failed', updated_at: isoNow(this.clock) })
+        .where('id', '=', row.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return false;
+      await appendEvents(trx, [domainStatusChanged(row, 'failed')]);
+      return true;
+    });
+    if (gaveUp) this.statusChanged(row, 'pending', 'failed');
+  }
+
+  private statusChanged(row: DomainsTable, from: DomainStatus, to: DomainStatus) {
+    this.eventsAppended();
+    this.logger.info({ domainId: row.id, domain: row.domain, from, to }, 'domain status changed');
   }
 }
 

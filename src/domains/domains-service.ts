@@ -1,19 +1,8 @@
-import {
-  type Clock,
-  Conflict,
-  Invalid,
-  isoNow,
-  LimitReached,
-  type Logger,
-  NotFound,
-  newId,
-  randomHex,
-} from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { appendEvents } from '../events/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
-import { DomainChecker, domainStatusChanged } from './domain-checker.ts';
+import { DomainChecker, type DomainCheckerDeps } from './domain-checker.ts';
 import {
   type CatchAllUpdate,
   type CreatedDomain,
@@ -42,26 +31,13 @@ export class DomainsService {
   private readonly settings: DomainsSettings;
   private readonly endpoints: EndpointDirectory;
   private readonly checker: DomainChecker;
-  private readonly logger: Logger;
-  private readonly eventsAppended: () => void;
 
-  constructor(deps: {
-    db: Db;
-    dns: DnsLookup;
-    clock: Clock;
-    settings: DomainsSettings;
-    endpoints: EndpointDirectory;
-    logger: Logger;
-    /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
-    eventsAppended: () => void;
-  }) {
+  constructor(deps: Omit<DomainCheckerDeps, 'mxHost'> & { settings: DomainsSettings; endpoints: EndpointDirectory }) {
     this.db = deps.db;
-    this.eventsAppended = deps.eventsAppended;
     this.dns = deps.dns;
     this.clock = deps.clock;
     this.settings = deps.settings;
     this.endpoints = deps.endpoints;
-    this.logger = deps.logger;
     this.checker = new DomainChecker({ ...deps, mxHost: deps.settings.mxHost });
   }
 
@@ -317,24 +293,7 @@ export class DomainsService {
       const { row: after } = await this.checker.check(row);
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
-        const gaveUp = await this.db.transaction().execute(async (trx) => {
-          const updated = await trx
-            .updateTable('domains')
-            .set({ status: 'failed', updated_at: isoNow(this.clock) })
-            .where('id', '=', row.id)
-            .where('status', '=', 'pending')
-            .executeTakeFirst();
-          if (Number(updated.numUpdatedRows) === 0) return false;
-          await appendEvents(trx, [domainStatusChanged(after, 'failed')]);
-          return true;
-        });
-        if (gaveUp) {
-          this.eventsAppended();
-          this.logger.info(
-            { domainId: row.id, domain: row.domain, from: 'pending', to: 'failed' },
-            'domain status changed',
-          );
-        }
+        await this.checker.giveUp(after);
         failed++;
       }
     }
