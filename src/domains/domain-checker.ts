@@ -11,7 +11,21 @@ export interface VerificationObserver {
   checked(verified: boolean): void;
 }
 
-/** Checks a domain's stored records against live DNS and records the outcome on the records and the domain. */
+export interface DomainCheckerDeps {
+  db: Db;
+  dns: DnsLookup;
+  clock: Clock;
+  mxHost: string;
+  logger: Logger;
+  /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
+  eventsAppended: () => void;
+  observer?: VerificationObserver;
+}
+
+/**
+ * Checks a domain's stored records against live DNS and records the outcome on the records and the domain; every
+ * change of a domain's status goes through here, with its event and log line.
+ */
 export class DomainChecker {
   private readonly db: Db;
   private readonly dns: DnsLookup;
@@ -21,15 +35,7 @@ export class DomainChecker {
   private readonly eventsAppended: () => void;
   private readonly observer?: VerificationObserver;
 
-  constructor(deps: {
-    db: Db;
-    dns: DnsLookup;
-    clock: Clock;
-    mxHost: string;
-    logger: Logger;
-    eventsAppended: () => void;
-    observer?: VerificationObserver;
-  }) {
+  constructor(deps: DomainCheckerDeps) {
     this.db = deps.db;
     this.dns = deps.dns;
     this.clock = deps.clock;
@@ -102,13 +108,7 @@ export class DomainChecker {
         .returningAll()
         .executeTakeFirstOrThrow();
     });
-    if (updated.status !== row.status) {
-      this.eventsAppended();
-      this.logger.info(
-        { domainId: row.id, domain: row.domain, from: row.status, to: updated.status },
-        'domain status changed',
-      );
-    }
+    if (updated.status !== row.status) this.statusChanged(row, row.status, updated.status);
     const verificationCheck: VerificationCheck = {
       dnsRecords: checkedRecords.map((record) => ({
         type: record.recordType,
@@ -121,6 +121,27 @@ export class DomainChecker {
       lastChecked: now,
     };
     return { row: updated, records: checkedRecords, verificationCheck };
+  }
+
+  /** Marks a pending domain `failed`, unless it is no longer pending (another process got there first). */
+  async giveUp(row: DomainsTable): Promise<void> {
+    const gaveUp = await this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('domains')
+        .set({ status: 'failed', updated_at: isoNow(this.clock) })
+        .where('id', '=', row.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return false;
+      await appendEvents(trx, [domainStatusChanged(row, 'failed')]);
+      return true;
+    });
+    if (gaveUp) this.statusChanged(row, 'pending', 'failed');
+  }
+
+  private statusChanged(row: DomainsTable, from: DomainStatus, to: DomainStatus) {
+    this.eventsAppended();
+    this.logger.info({ domainId: row.id, domain: row.domain, from, to }, 'domain status changed');
   }
 }
 

@@ -1,19 +1,8 @@
-import {
-  type Clock,
-  Conflict,
-  Invalid,
-  isoNow,
-  LimitReached,
-  type Logger,
-  NotFound,
-  newId,
-  randomHex,
-} from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { appendEvents } from '../events/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
-import { DomainChecker, domainStatusChanged, type VerificationObserver } from './domain-checker.ts';
+import { DomainChecker, type DomainCheckerDeps } from './domain-checker.ts';
 import {
   type CatchAllUpdate,
   type CreatedDomain,
@@ -27,7 +16,8 @@ import {
   toDomain,
   type VerificationCheck,
 } from './domain-model.ts';
-import { normalizeDomainName, parentDomains } from './domain-name.ts';
+import { normalizeDomainName } from './domain-name.ts';
+import { assertAvailable, assertMayIncludeSubdomains, nearestVerifiedAncestor } from './domain-ownership.ts';
 import { detectProvider } from './provider-detection.ts';
 
 function isUniqueViolation(error: unknown): boolean {
@@ -42,27 +32,13 @@ export class DomainsService {
   private readonly settings: DomainsSettings;
   private readonly endpoints: EndpointDirectory;
   private readonly checker: DomainChecker;
-  private readonly logger: Logger;
-  private readonly eventsAppended: () => void;
 
-  constructor(deps: {
-    db: Db;
-    dns: DnsLookup;
-    clock: Clock;
-    settings: DomainsSettings;
-    endpoints: EndpointDirectory;
-    logger: Logger;
-    /** Called after a commit that appended events (domain.status_changed), to wake this process's event streams. */
-    eventsAppended: () => void;
-    observer?: VerificationObserver;
-  }) {
+  constructor(deps: Omit<DomainCheckerDeps, 'mxHost'> & { settings: DomainsSettings; endpoints: EndpointDirectory }) {
     this.db = deps.db;
-    this.eventsAppended = deps.eventsAppended;
     this.dns = deps.dns;
     this.clock = deps.clock;
     this.settings = deps.settings;
     this.endpoints = deps.endpoints;
-    this.logger = deps.logger;
     this.checker = new DomainChecker({ ...deps, mxHost: deps.settings.mxHost });
   }
 
@@ -127,9 +103,9 @@ export class DomainsService {
         throw new LimitReached('Domain limit reached. Please upgrade your plan to add more domains.');
       }
     }
-    const parent = await this.nearestVerifiedAncestor(domainName);
+    const parent = await nearestVerifiedAncestor(this.db, domainName);
     // Under a verified parent of this account, another account's unverified claim on the name gives way.
-    const displaced = await this.assertAvailable(accountId, domainName, parent?.account_id === accountId);
+    const displaced = await assertAvailable(this.db, accountId, domainName, parent?.account_id === accountId);
     if (parent && parent.account_id !== accountId) {
       throw new Conflict('Domain belongs to another account', { code: 'DOMAIN_BELONGS_TO_ANOTHER_ACCOUNT' });
     }
@@ -200,7 +176,7 @@ export class DomainsService {
           .execute();
       });
     } catch (error) {
-      if (isUniqueViolation(error)) await this.assertAvailable(accountId, domainName, false);
+      if (isUniqueViolation(error)) await assertAvailable(this.db, accountId, domainName, false);
       throw error;
     }
     const checked = await this.checker.check(row);
@@ -260,7 +236,7 @@ export class DomainsService {
       changes.catch_all_endpoint_id = endpointId;
     }
     if (update.includeSubdomains !== undefined) {
-      if (update.includeSubdomains) await this.assertMayIncludeSubdomains(row);
+      if (update.includeSubdomains) await assertMayIncludeSubdomains(this.db, row);
       changes.include_subdomains = toFlag(update.includeSubdomains);
     }
     const updated = await this.db
@@ -318,24 +294,7 @@ export class DomainsService {
       const { row: after } = await this.checker.check(row);
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
-        const gaveUp = await this.db.transaction().execute(async (trx) => {
-          const updated = await trx
-            .updateTable('domains')
-            .set({ status: 'failed', updated_at: isoNow(this.clock) })
-            .where('id', '=', row.id)
-            .where('status', '=', 'pending')
-            .executeTakeFirst();
-          if (Number(updated.numUpdatedRows) === 0) return false;
-          await appendEvents(trx, [domainStatusChanged(after, 'failed')]);
-          return true;
-        });
-        if (gaveUp) {
-          this.eventsAppended();
-          this.logger.info(
-            { domainId: row.id, domain: row.domain, from: 'pending', to: 'failed' },
-            'domain status changed',
-          );
-        }
+        await this.checker.giveUp(after);
         failed++;
       }
     }
@@ -381,70 +340,5 @@ export class DomainsService {
       .executeTakeFirst();
     if (!row) throw new NotFound('Domain not found');
     return row;
-  }
-
-  /**
-   * Throws unless `domainName` is free for the account. With `mayDisplaceUnverified`, another account's unverified
-   * registration of it does not count: its id is returned, for the caller to remove.
-   */
-  private async assertAvailable(
-    accountId: string,
-    domainName: string,
-    mayDisplaceUnverified: boolean,
-  ): Promise<string | undefined> {
-    const existing = await this.db
-      .selectFrom('domains')
-      .select(['id', 'account_id', 'status'])
-      .where('domain', '=', domainName)
-      .executeTakeFirst();
-    if (!existing) return undefined;
-    if (existing.account_id === accountId) {
-      throw new Conflict('You have already added this domain to your account');
-    }
-    if (mayDisplaceUnverified && existing.status !== 'verified') return existing.id;
-    throw new Conflict(
-      'This domain is already registered on our platform. If you believe this is an error or you need to transfer ownership, please contact our support team.',
-      { code: 'DOMAIN_ALREADY_REGISTERED' },
-    );
-  }
-
-  /**
-   * Subdomains can be included only on a verified root (registrable) domain, and only when no other account has
-   * registered a name under it: theirs would otherwise share the root's wildcard MX record. Another account cannot
-   * register one later, as the root is verified (see `create`).
-   */
-  private async assertMayIncludeSubdomains(row: DomainsTable): Promise<void> {
-    const above = parentDomains(row.domain);
-    if (above.length > 0) {
-      throw new Invalid(
-        `Subdomains can only be included on a root domain: ${row.domain} is a subdomain of ${above[above.length - 1]}`,
-      );
-    }
-    if (row.status !== 'verified') throw new Invalid('Domain must be verified before including subdomains');
-    const foreign = await this.db
-      .selectFrom('domains')
-      .select('id')
-      .where('domain', 'like', `%.${row.domain}`)
-      .where('account_id', '!=', row.account_id)
-      .executeTakeFirst();
-    if (foreign) {
-      throw new Conflict('Cannot include subdomains: another account owns a subdomain of this domain', {
-        code: 'SUBDOMAIN_BELONGS_TO_ANOTHER_ACCOUNT',
-      });
-    }
-  }
-
-  /** The nearest verified domain above `domainName`, of whichever account: its owner is the subdomain's owner. */
-  private async nearestVerifiedAncestor(domainName: string) {
-    const candidates = parentDomains(domainName);
-    if (candidates.length === 0) return undefined;
-    const rows = await this.db
-      .selectFrom('domains')
-      .select(['id', 'domain', 'account_id'])
-      .where('status', '=', 'verified')
-      .where('domain', 'in', candidates)
-      .execute();
-    // The nearest verified ancestor is the one the subdomain depends on.
-    return candidates.map((name) => rows.find((row) => row.domain === name)).find(Boolean);
   }
 }

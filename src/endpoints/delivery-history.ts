@@ -25,3 +25,17 @@ export interface DeliveryHistory {
   stats(targetType: DeliveriesTable['target_type'], targetIds: string[]): Promise<Map<string, DeliveryStats>>;
   recent(targetType: DeliveriesTable['target_type'], targetId: string, limit: number): Promise<RecentDelivery[]>;
 }
+
+/** Presents each row with its delivery stats (`NO_DELIVERIES` for a target with none yet), in one query for all. */
+export async function withDeliveryStats<Row extends { id: string }, Item>(
+  history: DeliveryHistory,
+  targetType: DeliveriesTable['target_type'],
+  rows: Row[],
+  present: (row: Row, stats: DeliveryStats) => Item,
+): Promise<Item[]> {
+  const stats = await history.stats(
+    targetType,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => present(row, stats.get(row.id) ?? NO_DELIVERIES));
+}

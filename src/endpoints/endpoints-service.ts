@@ -2,7 +2,13 @@ import { sql } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, type EndpointsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES, type RecentDelivery } from './delivery-history.ts';
+import {
+  type DeliveryHistory,
+  type DeliveryStats,
+  NO_DELIVERIES,
+  type RecentDelivery,
+  withDeliveryStats,
+} from './delivery-history.ts';
 import {
   type ConfigChecks,
   checkDescription,
@@ -148,12 +154,10 @@ export class EndpointsService {
         .execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    const stats = await this.deliveries.stats(
-      'endpoint',
-      rows.map((row) => row.id),
-    );
     return {
-      endpoints: rows.map((row) => this.toEndpoint(row, stats.get(row.id) ?? NO_DELIVERIES)),
+      endpoints: await withDeliveryStats(this.deliveries, 'endpoint', rows, (row, stats) =>
+        this.toEndpoint(row, stats),
+      ),
       total: Number(count.n),
     };
   }

@@ -1,7 +1,7 @@
 import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, fromFlag, toFlag, type WebhooksTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
-import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES } from './delivery-history.ts';
+import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES, withDeliveryStats } from './delivery-history.ts';
 import { checkDescription, checkName, webhookSettings } from './endpoint-config.ts';
 import type { RoutingTarget, TargetServiceDeps } from './endpoints-service.ts';
 import { assertPublicUrl } from './url-guard.ts';
@@ -59,12 +59,8 @@ export class WebhooksService {
       base.selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    const stats = await this.deliveries.stats(
-      'webhook',
-      rows.map((row) => row.id),
-    );
     return {
-      webhooks: rows.map((row) => this.toWebhook(row, stats.get(row.id) ?? NO_DELIVERIES)),
+      webhooks: await withDeliveryStats(this.deliveries, 'webhook', rows, (row, stats) => this.toWebhook(row, stats)),
       total: Number(count.n),
     };
   }

@@ -1,13 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { createForwardEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+import {
+  createForwardEndpoint,
+  type DeliveryWorld,
+  routeAddress,
+  startDeliveryWorld,
+  waitForDelivery,
+} from './setup.ts';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.ts';
 
+let world: DeliveryWorld;
 let dns: DnsServer;
 let sink: SmtpSink;
 let server: TestApp;
@@ -16,16 +23,13 @@ let domainId: string;
 let counter = 0;
 
 before(async () => {
-  dns = await startDnsServer();
   sink = await startSmtpSink();
-  server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001', SMTP_RELAY_URL: sink.url });
-  api = apiClient(server.baseUrl, server.apiKey);
-  domainId = (await createVerifiedDomain(api, dns, 'fwd.test')).id;
+  world = await startDeliveryWorld('fwd.test', { SMTP_RELAY_URL: sink.url });
+  ({ dns, server, api, domainId } = world);
 });
 after(async () => {
-  await server.close();
+  await world.close();
   await sink.close();
-  await dns.close();
 });
 beforeEach(() => sink.clear());
 

@@ -2,50 +2,39 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Inbound as InboundSdk } from '@inboundemail/sdk';
 import Inbound from 'inboundemail';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
-import { createVerifiedDomain } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
+import type { TestApp } from '../helpers/app.ts';
+import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { createWebhookEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+import {
+  createWebhookEndpoint,
+  type DeliveryWorld,
+  routeToWebhook,
+  startDeliveryWorld,
+  waitForDelivery,
+} from './setup.ts';
 
-let dns: DnsServer;
+let world: DeliveryWorld;
 let server: TestApp;
 let api: ApiClient;
 let receiver: WebhookReceiver;
 let e2: Inbound;
 let v2: InboundSdk;
-let domainId: string;
-let counter = 0;
 
 before(async () => {
-  dns = await startDnsServer();
   receiver = await startWebhookReceiver();
-  server = await startTestApp({
-    DNS_SERVERS: dns.address,
-    DELIVERY_RETRY_SCALE: '0.001',
-    PUBLIC_URL: 'https://mail.example.test',
-  });
-  api = apiClient(server.baseUrl, server.apiKey);
+  world = await startDeliveryWorld('ops.test', { PUBLIC_URL: 'https://mail.example.test' });
+  ({ server, api } = world);
   e2 = new Inbound({ apiKey: server.apiKey, baseURL: server.baseUrl, maxRetries: 0 });
   v2 = new InboundSdk(server.apiKey, `${server.baseUrl}/api/v2`);
-  domainId = (await createVerifiedDomain(api, dns, 'ops.test')).id;
 });
 after(async () => {
   await receiver.close();
-  await server.close();
-  await dns.close();
+  await world.close();
 });
 beforeEach(() => receiver.clear());
 
-async function webhookAddress(config: Record<string, unknown> = {}) {
-  counter++;
-  const endpoint = await createWebhookEndpoint(api, `Ops ${counter}`, { url: receiver.url, ...config });
-  const address = `ops${counter}@ops.test`;
-  await routeAddress(api, address, domainId, { endpointId: endpoint.id });
-  return { endpoint, address };
-}
+const webhookAddress = (config: Record<string, unknown> = {}) => routeToWebhook(world, 'Ops', receiver.url, config);
 
 async function deliver(to: string) {
   const sent = await sendMail({ port: server.smtpPort, from: 'ann@sender.test', to, subject: 'Ops', text: 'body' });

@@ -1,5 +1,37 @@
 import assert from 'node:assert/strict';
-import type { ApiClient } from '../helpers/http.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+
+export interface DeliveryWorld {
+  dns: DnsServer;
+  server: TestApp;
+  api: ApiClient;
+  /** The verified domain the tests route addresses on, and its id. */
+  domain: string;
+  domainId: string;
+  close(): Promise<void>;
+}
+
+/** A running Mailroom that retries deliveries a thousand times sooner, with `domain` verified through loopback DNS. */
+export async function startDeliveryWorld(domain: string, env: Record<string, string> = {}): Promise<DeliveryWorld> {
+  const dns = await startDnsServer();
+  const server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001', ...env });
+  const api = apiClient(server.baseUrl, server.apiKey);
+  const domainId = (await createVerifiedDomain(api, dns, domain)).id;
+  return {
+    dns,
+    server,
+    api,
+    domain,
+    domainId,
+    async close() {
+      await server.close();
+      await dns.close();
+    },
+  };
+}
 
 /** Creates a webhook endpoint through the v2 API; `config` goes in as the spec's webhook config. */
 export async function createWebhookEndpoint(api: ApiClient, name: string, config: Record<string, unknown>) {
@@ -17,6 +49,25 @@ export async function createForwardEndpoint(
   const created = await api.post('/api/v2/endpoints', { name, type, config });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   return created.body as { id: string; name: string };
+}
+
+let webhookAddresses = 0;
+
+/**
+ * A fresh address on the world's domain routed to a fresh webhook endpoint with `config` merged over `url`, both
+ * named after `name` and a number counted per test file: `Hook 1` and `hook1@<domain>`.
+ */
+export async function routeToWebhook(
+  world: DeliveryWorld,
+  name: string,
+  url: string,
+  config: Record<string, unknown> = {},
+) {
+  webhookAddresses++;
+  const endpoint = await createWebhookEndpoint(world.api, `${name} ${webhookAddresses}`, { url, ...config });
+  const address = `${name.toLowerCase()}${webhookAddresses}@${world.domain}`;
+  await routeAddress(world.api, address, world.domainId, { endpointId: endpoint.id });
+  return { endpoint, address };
 }
 
 /** An address on `domainId` routed to the endpoint (or legacy webhook when `webhookId` is given). */

@@ -2,49 +2,40 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
-import { createVerifiedDomain } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
+import type { TestApp } from '../helpers/app.ts';
+import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { createWebhookEndpoint, type DeliveryView, routeAddress, waitForDelivery } from './setup.ts';
+import {
+  type DeliveryView,
+  type DeliveryWorld,
+  routeAddress,
+  routeToWebhook,
+  startDeliveryWorld,
+  waitForDelivery,
+} from './setup.ts';
 
 const SECRET = `whsec_${Buffer.from('mailroom-webhook-test-secret-32b').toString('base64')}`;
 
-let dns: DnsServer;
+let world: DeliveryWorld;
 let server: TestApp;
 let api: ApiClient;
 let receiver: WebhookReceiver;
 let domainId: string;
-let counter = 0;
 
 before(async () => {
-  dns = await startDnsServer();
   receiver = await startWebhookReceiver();
-  server = await startTestApp({
-    DNS_SERVERS: dns.address,
-    DELIVERY_RETRY_SCALE: '0.001',
-    PUBLIC_URL: 'https://mail.example.test',
-  });
-  api = apiClient(server.baseUrl, server.apiKey);
-  domainId = (await createVerifiedDomain(api, dns, 'hooks.test')).id;
+  world = await startDeliveryWorld('hooks.test', { PUBLIC_URL: 'https://mail.example.test' });
+  ({ server, api, domainId } = world);
 });
 after(async () => {
   await receiver.close();
-  await server.close();
-  await dns.close();
+  await world.close();
 });
 beforeEach(() => receiver.clear());
 
 /** A fresh address routed to a fresh webhook endpoint with `config` merged over the receiver's URL. */
-async function webhookAddress(config: Record<string, unknown> = {}) {
-  counter++;
-  const endpoint = await createWebhookEndpoint(api, `Hook ${counter}`, { url: receiver.url, ...config });
-  const address = `hook${counter}@hooks.test`;
-  await routeAddress(api, address, domainId, { endpointId: endpoint.id });
-  return { endpoint, address };
-}
+const webhookAddress = (config: Record<string, unknown> = {}) => routeToWebhook(world, 'Hook', receiver.url, config);
 
 async function deliver(to: string, extra: Parameters<typeof sendMail>[0] extends infer O ? Partial<O> : never = {}) {
   const sent = await sendMail({

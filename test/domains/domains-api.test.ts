@@ -1,25 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { startWithTwoAccounts, type TwoAccounts } from '../helpers/accounts.ts';
+import type { TestApp } from '../helpers/app.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 
+let world: TwoAccounts;
 let dns: DnsServer;
 let server: TestApp;
 let api: ApiClient;
 let other: ApiClient;
 
 before(async () => {
-  dns = await startDnsServer();
-  server = await startTestApp({ DNS_SERVERS: dns.address });
-  api = apiClient(server.baseUrl, server.apiKey);
-  other = apiClient(server.baseUrl, await server.newAccountKey('other'));
+  world = await startWithTwoAccounts();
+  ({ dns, server, api, other } = world);
 });
-after(async () => {
-  await server.close();
-  await dns.close();
-});
+after(() => world.close());
 
 const families = ['e2', 'v2'] as const;
 

@@ -1,27 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { startWithTwoAccounts, type TwoAccounts } from '../helpers/accounts.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
+import type { ApiClient } from '../helpers/http.ts';
 
+let world: TwoAccounts;
 let dns: DnsServer;
-let server: TestApp;
 /** Owns the verified parents. */
 let owner: ApiClient;
 /** Tries to take names under them. */
 let intruder: ApiClient;
 
 before(async () => {
-  dns = await startDnsServer();
-  server = await startTestApp({ DNS_SERVERS: dns.address });
-  owner = apiClient(server.baseUrl, server.apiKey);
-  intruder = apiClient(server.baseUrl, await server.newAccountKey('intruder'));
+  world = await startWithTwoAccounts('intruder');
+  ({ dns, api: owner, other: intruder } = world);
 });
-after(async () => {
-  await server.close();
-  await dns.close();
-});
+after(() => world.close());
 
 const families = ['e2', 'v2'] as const;
 

@@ -19,6 +19,12 @@ async function address(address: string, domainId: string, extra: Record<string, 
   return created.body;
 }
 
+/** Creates an endpoint whose id the table finds under its name. */
+async function endpoint(name: string, type: string, config: Record<string, unknown>) {
+  const created = await api.post('/api/v2/endpoints', { name, type, config });
+  ids[name] = created.body.id;
+}
+
 before(async () => {
   dns = await startDnsServer();
   server = await startTestApp({ DNS_SERVERS: dns.address });
@@ -36,24 +42,9 @@ before(async () => {
   const unverified = await api.post('/api/v2/domains', { domain: 'unverified-route.test' });
   ids.unverified = unverified.body.id;
 
-  const hook = await api.post('/api/v2/endpoints', {
-    name: 'hook',
-    type: 'webhook',
-    config: { url: 'http://127.0.0.1:9/hook' },
-  });
-  ids.hook = hook.body.id;
-  const forward = await api.post('/api/v2/endpoints', {
-    name: 'forward',
-    type: 'email',
-    config: { forwardTo: 'someone@example.com' },
-  });
-  ids.forward = forward.body.id;
-  const paused = await api.post('/api/v2/endpoints', {
-    name: 'paused',
-    type: 'webhook',
-    config: { url: 'http://127.0.0.1:9/paused' },
-  });
-  ids.paused = paused.body.id;
+  await endpoint('hook', 'webhook', { url: 'http://127.0.0.1:9/hook' });
+  await endpoint('forward', 'email', { forwardTo: 'someone@example.com' });
+  await endpoint('paused', 'webhook', { url: 'http://127.0.0.1:9/paused' });
   const legacy = await api.post('/api/v2/webhooks', { name: 'legacy', url: 'http://127.0.0.1:9/legacy' });
   ids.legacy = legacy.body.id;
 

@@ -1,20 +1,17 @@
 import { get, post, withQuery } from './api.js';
 import { act, badge, field, formatDate, h, hashParams, hashWith, heading, notify, replace } from './dom.js';
+import { actionButton, endpointSelect, inlineForm, refresher, table } from './widgets.js';
 
 const PAGE_SIZE = 50;
 
 function retryButton(delivery, onDone) {
-  const button = h('button', { type: 'button', class: 'small' }, 'Retry');
-  button.addEventListener('click', () =>
-    act(button, async () => {
-      const answer = await post(`/api/v2/emails/${encodeURIComponent(delivery.emailId)}/retry-delivery`, {
-        deliveryId: delivery.id,
-      });
-      notify(answer.message);
-      onDone();
-    }),
-  );
-  return button;
+  return actionButton('Retry', async () => {
+    const answer = await post(`/api/v2/emails/${encodeURIComponent(delivery.emailId)}/retry-delivery`, {
+      deliveryId: delivery.id,
+    });
+    notify(answer.message);
+    onDone();
+  });
 }
 
 function responseSummary(delivery) {
@@ -28,44 +25,20 @@ function responseSummary(delivery) {
 
 function deliveriesTable(deliveries, endpointNames, refresh) {
   const headers = ['Created', 'Email', 'Endpoint', 'Status', 'Attempts', 'Last response', 'Actions'];
-  return h(
-    'div',
-    { class: 'table-wrap' },
+  const rows = deliveries.map((delivery) =>
     h(
-      'table',
-      { class: 'deliveries', 'aria-label': 'Deliveries' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          headers.map((title) => h('th', { scope: 'col' }, title)),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        deliveries.map((delivery) =>
-          h(
-            'tr',
-            {},
-            h(
-              'td',
-              {},
-              h('a', { href: `#/deliveries/${encodeURIComponent(delivery.id)}` }, formatDate(delivery.createdAt)),
-            ),
-            h('td', {}, h('a', { href: `#/mail/${encodeURIComponent(delivery.emailId)}` }, 'Open email')),
-            h('td', {}, endpointNames.get(delivery.endpointId) ?? delivery.endpointId ?? delivery.targetType),
-            h('td', {}, badge(null, delivery.status)),
-            h('td', {}, String(delivery.attempts)),
-            h('td', { class: 'response' }, responseSummary(delivery)),
-            h('td', {}, retryButton(delivery, refresh)),
-          ),
-        ),
-      ),
+      'tr',
+      {},
+      h('td', {}, h('a', { href: `#/deliveries/${encodeURIComponent(delivery.id)}` }, formatDate(delivery.createdAt))),
+      h('td', {}, h('a', { href: `#/mail/${encodeURIComponent(delivery.emailId)}` }, 'Open email')),
+      h('td', {}, endpointNames.get(delivery.endpointId) ?? delivery.endpointId ?? delivery.targetType),
+      h('td', {}, badge(null, delivery.status)),
+      h('td', {}, String(delivery.attempts)),
+      h('td', { class: 'response' }, responseSummary(delivery)),
+      h('td', {}, retryButton(delivery, refresh)),
     ),
   );
+  return table(headers, rows, { class: 'deliveries', 'aria-label': 'Deliveries' });
 }
 
 /** Success rate and the last failure of one endpoint, from its stats and the log's latest failed delivery. */
@@ -95,32 +68,25 @@ async function endpointHealth(endpointId) {
 }
 
 function replayForm(endpoints, endpointId) {
-  const endpoint = h(
-    'select',
-    { name: 'replayEndpoint' },
-    h('option', { value: '' }, 'Every endpoint'),
-    endpoints.map((one) => h('option', { value: one.id, selected: one.id === endpointId }, one.name)),
-  );
+  const endpoint = endpointSelect(endpoints, {
+    name: 'replayEndpoint',
+    selectedId: endpointId,
+    emptyLabel: 'Every endpoint',
+  });
   const since = h('input', { type: 'datetime-local', name: 'since' });
   const until = h('input', { type: 'datetime-local', name: 'until' });
   const submit = h('button', { type: 'submit' }, 'Replay failed deliveries');
-  return h(
-    'form',
-    {
-      class: 'inline-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        act(submit, async () => {
-          const answer = await post('/api/v2/deliveries/replay', {
-            status: 'failed',
-            ...(endpoint.value ? { endpointId: endpoint.value } : {}),
-            ...(since.value ? { since: new Date(since.value).toISOString() } : {}),
-            ...(until.value ? { until: new Date(until.value).toISOString() } : {}),
-          });
-          notify(`${answer.replayed} deliveries queued again`);
+  return inlineForm(
+    () =>
+      act(submit, async () => {
+        const answer = await post('/api/v2/deliveries/replay', {
+          status: 'failed',
+          ...(endpoint.value ? { endpointId: endpoint.value } : {}),
+          ...(since.value ? { since: new Date(since.value).toISOString() } : {}),
+          ...(until.value ? { until: new Date(until.value).toISOString() } : {}),
         });
-      },
-    },
+        notify(`${answer.replayed} deliveries queued again`);
+      }),
     field('Endpoint', endpoint),
     field('Failed since', since),
     field('Failed until', until),
@@ -129,12 +95,11 @@ function replayForm(endpoints, endpointId) {
 }
 
 function filterForm(filters, endpoints) {
-  const endpoint = h(
-    'select',
-    { name: 'endpointId' },
-    h('option', { value: '' }, 'All endpoints'),
-    endpoints.map((one) => h('option', { value: one.id, selected: one.id === filters.endpointId }, one.name)),
-  );
+  const endpoint = endpointSelect(endpoints, {
+    name: 'endpointId',
+    selectedId: filters.endpointId,
+    emptyLabel: 'All endpoints',
+  });
   const emailId = h('input', { type: 'text', name: 'emailId', value: filters.emailId });
   const status = h(
     'select',
@@ -152,15 +117,8 @@ function filterForm(filters, endpoints) {
   };
   endpoint.addEventListener('change', submit);
   status.addEventListener('change', submit);
-  return h(
-    'form',
-    {
-      class: 'inline-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        submit();
-      },
-    },
+  return inlineForm(
+    submit,
     field('Endpoint', endpoint),
     field('Email id', emailId),
     field('Status', status),
@@ -202,18 +160,7 @@ export async function showDeliveries(main) {
     h('h2', {}, 'Replay'),
     replayForm(endpoints, filters.endpointId),
   );
-  let loading = false;
-  const refresh = async () => {
-    if (loading) return;
-    loading = true;
-    try {
-      await render();
-    } catch {
-      // The next event or poll tries again.
-    } finally {
-      loading = false;
-    }
-  };
+  const refresh = refresher(render);
   return {
     poll: refresh,
     onEvent: (event) => {
@@ -262,23 +209,6 @@ export async function showDelivery(main, id) {
       h('dd', {}, formatDate(delivery.nextAttemptAt)),
     ),
     h('h2', {}, 'Attempts'),
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { 'aria-label': 'Attempts' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['#', 'Started', 'Duration', 'Result', 'HTTP', 'Response'].map((t) => h('th', { scope: 'col' }, t)),
-          ),
-        ),
-        h('tbody', {}, rows),
-      ),
-    ),
+    table(['#', 'Started', 'Duration', 'Result', 'HTTP', 'Response'], rows, { 'aria-label': 'Attempts' }),
   );
 }

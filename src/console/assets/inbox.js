@@ -1,5 +1,6 @@
 import { get, withQuery } from './api.js';
 import { badge, field, formatDate, h, hashParams, hashWith, heading, replace } from './dom.js';
+import { refresher } from './widgets.js';
 
 const PAGE_SIZE = 50;
 
@@ -184,22 +185,13 @@ export async function showInbox(main) {
   render();
   replace(main, heading('Inbox'), filterForm(filters, answer.filters?.uniqueDomains ?? []), list, footer);
 
-  let loading = false;
-  const refresh = async () => {
-    if (loading) return;
-    loading = true;
-    try {
-      const next = await get(path);
-      if (listSignature(next) !== listSignature(answer)) {
-        answer = next;
-        render();
-      }
-    } catch {
-      // A failed background refresh keeps the list shown; the next event or poll tries again.
-    } finally {
-      loading = false;
+  const refresh = refresher(async () => {
+    const next = await get(path);
+    if (listSignature(next) !== listSignature(answer)) {
+      answer = next;
+      render();
     }
-  };
+  });
   return {
     poll: refresh,
     onEvent: (event) => {

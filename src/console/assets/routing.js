@@ -1,5 +1,6 @@
 import { post, put } from './api.js';
 import { act, badge, field, formatDate, h, notify } from './dom.js';
+import { actionButton, endpointSelect, inlineForm, table } from './widgets.js';
 
 /** What an endpoint sends to, as one editable line per type. */
 const TARGETS = {
@@ -48,26 +49,19 @@ function endpointForm({ endpoint, onDone }) {
   });
   const description = h('input', { type: 'text', name: 'description', value: endpoint?.description ?? '' });
   const submit = h('button', { type: 'submit', class: 'primary' }, endpoint ? 'Save endpoint' : 'Create endpoint');
-  return h(
-    'form',
-    {
-      class: 'inline-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        act(submit, async () => {
-          const body = {
-            name: name.value.trim(),
-            description: description.value.trim() || null,
-            config: { ...editableConfig(endpoint), ...TARGETS[type.value].write(target.value.trim()) },
-          };
-          if (endpoint) await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, body);
-          else
-            await post('/api/v2/endpoints', { ...body, type: type.value, description: body.description ?? undefined });
-          notify(endpoint ? `Saved ${body.name}` : `Created ${body.name}`);
-          onDone();
-        });
-      },
-    },
+  return inlineForm(
+    () =>
+      act(submit, async () => {
+        const body = {
+          name: name.value.trim(),
+          description: description.value.trim() || null,
+          config: { ...editableConfig(endpoint), ...TARGETS[type.value].write(target.value.trim()) },
+        };
+        if (endpoint) await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, body);
+        else await post('/api/v2/endpoints', { ...body, type: type.value, description: body.description ?? undefined });
+        notify(endpoint ? `Saved ${body.name}` : `Created ${body.name}`);
+        onDone();
+      }),
     field('Endpoint name', name),
     field('Type', type),
     targetField,
@@ -78,22 +72,16 @@ function endpointForm({ endpoint, onDone }) {
 
 function endpointRow(endpoint, refresh) {
   const row = h('tr', {});
-  const toggle = h('button', { type: 'button', class: 'small' }, endpoint.isActive ? 'Deactivate' : 'Activate');
-  toggle.addEventListener('click', () =>
-    act(toggle, async () => {
-      await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, { isActive: !endpoint.isActive });
-      notify(`${endpoint.name} ${endpoint.isActive ? 'deactivated' : 'activated'}`);
-      refresh();
-    }),
-  );
-  const test = h('button', { type: 'button', class: 'small' }, 'Test');
-  test.addEventListener('click', () =>
-    act(test, async () => {
-      const result = await post(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}/test`);
-      const detail = result.statusCode ? ` (HTTP ${result.statusCode}, ${result.responseTime} ms)` : '';
-      notify(`${result.message}${detail}`, { error: !result.success });
-    }),
-  );
+  const toggle = actionButton(endpoint.isActive ? 'Deactivate' : 'Activate', async () => {
+    await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, { isActive: !endpoint.isActive });
+    notify(`${endpoint.name} ${endpoint.isActive ? 'deactivated' : 'activated'}`);
+    refresh();
+  });
+  const test = actionButton('Test', async () => {
+    const result = await post(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}/test`);
+    const detail = result.statusCode ? ` (HTTP ${result.statusCode}, ${result.responseTime} ms)` : '';
+    notify(`${result.message}${detail}`, { error: !result.success });
+  });
   const edit = h('button', { type: 'button', class: 'small', 'aria-expanded': 'false' }, 'Edit');
   edit.addEventListener('click', () => {
     const next = row.nextElementSibling;
@@ -142,59 +130,32 @@ export function endpointsSection(endpoints, refresh) {
     endpointForm({ onDone: refresh }),
     endpoints.length === 0
       ? h('p', {}, 'No endpoints yet.')
-      : h(
-          'div',
-          { class: 'table-wrap' },
-          h(
-            'table',
-            {},
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ['Endpoint', 'Sends to', 'State', 'Health', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
-              ),
-            ),
-            h(
-              'tbody',
-              {},
-              endpoints.map((endpoint) => endpointRow(endpoint, refresh)),
-            ),
-          ),
+      : table(
+          ['Endpoint', 'Sends to', 'State', 'Health', 'Actions'],
+          endpoints.map((endpoint) => endpointRow(endpoint, refresh)),
         ),
   );
 }
 
-function endpointSelect(endpoints, selectedId, name) {
-  return h(
-    'select',
-    { name },
-    h('option', { value: '' }, 'No routing (store only)'),
-    endpoints.map((one) => h('option', { value: one.id, selected: one.id === selectedId }, one.name)),
-  );
-}
+const NO_ROUTING = 'No routing (store only)';
 
 function addressRow(address, endpoints, refresh) {
-  const routing = endpointSelect(endpoints, address.endpointId, 'routing');
+  const routing = endpointSelect(endpoints, {
+    name: 'routing',
+    selectedId: address.endpointId,
+    emptyLabel: NO_ROUTING,
+  });
   routing.setAttribute('aria-label', `Endpoint for ${address.address}`);
-  const save = h('button', { type: 'button', class: 'small' }, 'Save routing');
-  save.addEventListener('click', () =>
-    act(save, async () => {
-      await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { endpointId: routing.value || null });
-      notify(`Routing of ${address.address} saved`);
-      refresh();
-    }),
-  );
-  const toggle = h('button', { type: 'button', class: 'small' }, address.isActive ? 'Deactivate' : 'Activate');
-  toggle.addEventListener('click', () =>
-    act(toggle, async () => {
-      await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { isActive: !address.isActive });
-      notify(`${address.address} ${address.isActive ? 'deactivated' : 'activated'}`);
-      refresh();
-    }),
-  );
+  const save = actionButton('Save routing', async () => {
+    await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { endpointId: routing.value || null });
+    notify(`Routing of ${address.address} saved`);
+    refresh();
+  });
+  const toggle = actionButton(address.isActive ? 'Deactivate' : 'Activate', async () => {
+    await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { isActive: !address.isActive });
+    notify(`${address.address} ${address.isActive ? 'deactivated' : 'activated'}`);
+    refresh();
+  });
   return h(
     'tr',
     {},
@@ -212,25 +173,19 @@ export function addressesSection(addresses, domains, endpoints, refresh) {
     { name: 'domainId', required: true },
     domains.map((one) => h('option', { value: one.id }, one.domain)),
   );
-  const endpoint = endpointSelect(endpoints, '', 'endpointId');
+  const endpoint = endpointSelect(endpoints, { name: 'endpointId', selectedId: '', emptyLabel: NO_ROUTING });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create address');
-  const form = h(
-    'form',
-    {
-      class: 'inline-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        act(submit, async () => {
-          const created = await post('/api/v2/email-addresses', {
-            address: address.value.trim(),
-            domainId: domain.value,
-            ...(endpoint.value ? { endpointId: endpoint.value } : {}),
-          });
-          notify(created.warning ? `Created ${created.address}: ${created.warning}` : `Created ${created.address}`);
-          refresh();
+  const form = inlineForm(
+    () =>
+      act(submit, async () => {
+        const created = await post('/api/v2/email-addresses', {
+          address: address.value.trim(),
+          domainId: domain.value,
+          ...(endpoint.value ? { endpointId: endpoint.value } : {}),
         });
-      },
-    },
+        notify(created.warning ? `Created ${created.address}: ${created.warning}` : `Created ${created.address}`);
+        refresh();
+      }),
     field('Address', address),
     field('Domain', domain),
     field('Endpoint', endpoint),
@@ -243,27 +198,9 @@ export function addressesSection(addresses, domains, endpoints, refresh) {
     domains.length === 0 ? h('p', {}, 'Add a domain first.') : form,
     addresses.length === 0
       ? h('p', {}, 'No addresses yet.')
-      : h(
-          'div',
-          { class: 'table-wrap' },
-          h(
-            'table',
-            {},
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ['Address', 'State', 'Routing', 'Receiving'].map((t) => h('th', { scope: 'col' }, t)),
-              ),
-            ),
-            h(
-              'tbody',
-              {},
-              addresses.map((one) => addressRow(one, endpoints, refresh)),
-            ),
-          ),
+      : table(
+          ['Address', 'State', 'Routing', 'Receiving'],
+          addresses.map((one) => addressRow(one, endpoints, refresh)),
         ),
   );
 }

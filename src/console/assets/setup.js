@@ -1,34 +1,29 @@
 import { get, post, put } from './api.js';
 import { act, badge, copyText, field, formatDate, h, heading, notify, replace } from './dom.js';
 import { addressesSection, endpointsSection } from './routing.js';
+import { actionButton, endpointSelect, inlineForm, table } from './widgets.js';
 
 function copyButton(label, text) {
-  const button = h('button', { type: 'button', class: 'small', 'aria-label': `Copy ${label}` }, 'Copy');
-  button.addEventListener('click', () =>
-    act(button, async () => {
+  return actionButton(
+    'Copy',
+    async () => {
       await copyText(text);
       notify(`Copied ${label}`);
-    }),
+    },
+    { 'aria-label': `Copy ${label}` },
   );
-  return button;
 }
 
 function domainsSection(domains) {
   const name = h('input', { type: 'text', name: 'domain', required: true, placeholder: 'mail.example.com' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Add domain');
-  const form = h(
-    'form',
-    {
-      class: 'inline-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        act(submit, async () => {
-          const created = await post('/api/v2/domains', { domain: name.value.trim() });
-          notify(`Added ${created.domain}: publish its DNS records`);
-          location.hash = `#/setup/domains/${encodeURIComponent(created.id)}`;
-        });
-      },
-    },
+  const form = inlineForm(
+    () =>
+      act(submit, async () => {
+        const created = await post('/api/v2/domains', { domain: name.value.trim() });
+        notify(`Added ${created.domain}: publish its DNS records`);
+        location.hash = `#/setup/domains/${encodeURIComponent(created.id)}`;
+      }),
     field('Domain name', name),
     submit,
   );
@@ -50,26 +45,7 @@ function domainsSection(domains) {
     form,
     domains.length === 0
       ? h('p', {}, 'No domains yet.')
-      : h(
-          'div',
-          { class: 'table-wrap' },
-          h(
-            'table',
-            {},
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ['Domain', 'Status', 'Active addresses', 'Catch-all', 'Last check'].map((title) =>
-                  h('th', { scope: 'col' }, title),
-                ),
-              ),
-            ),
-            h('tbody', {}, rows),
-          ),
-        ),
+      : table(['Domain', 'Status', 'Active addresses', 'Catch-all', 'Last check'], rows),
   );
 }
 
@@ -123,51 +99,27 @@ function recordsTable(domain, check) {
       ),
     );
   });
-  return h(
-    'div',
-    { class: 'table-wrap' },
-    h(
-      'table',
-      { class: 'records', 'aria-label': 'DNS records' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Type', 'Name', 'Value', 'Need', 'Status'].map((title) => h('th', { scope: 'col' }, title)),
-        ),
-      ),
-      h('tbody', {}, rows),
-    ),
-  );
+  return table(['Type', 'Name', 'Value', 'Need', 'Status'], rows, { class: 'records', 'aria-label': 'DNS records' });
 }
 
 function catchAllForm(domain, endpoints, rerender) {
   const enabled = h('input', { type: 'checkbox', name: 'catchAll', checked: domain.isCatchAllEnabled });
-  const endpoint = h(
-    'select',
-    { name: 'catchAllEndpoint' },
-    h('option', { value: '' }, 'No endpoint (store only)'),
-    endpoints.map((one) => h('option', { value: one.id, selected: one.id === domain.catchAllEndpointId }, one.name)),
-  );
+  const endpoint = endpointSelect(endpoints, {
+    name: 'catchAllEndpoint',
+    selectedId: domain.catchAllEndpointId,
+    emptyLabel: 'No endpoint (store only)',
+  });
   const save = h('button', { type: 'submit' }, 'Save catch-all');
-  return h(
-    'form',
-    {
-      class: 'inline-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        act(save, async () => {
-          await put(`/api/v2/domains/${encodeURIComponent(domain.id)}`, {
-            isCatchAllEnabled: enabled.checked,
-            catchAllEndpointId: endpoint.value || null,
-          });
-          notify('Catch-all saved');
-          rerender();
+  return inlineForm(
+    () =>
+      act(save, async () => {
+        await put(`/api/v2/domains/${encodeURIComponent(domain.id)}`, {
+          isCatchAllEnabled: enabled.checked,
+          catchAllEndpointId: endpoint.value || null,
         });
-      },
-    },
+        notify('Catch-all saved');
+        rerender();
+      }),
     h('label', { class: 'check' }, enabled, ' Accept mail for any address on this domain'),
     field('Catch-all endpoint', endpoint),
     save,
@@ -179,14 +131,15 @@ export async function showDomain(main, id) {
   const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
   const render = async (check) => {
     const domain = await get(check ? `${path}?check=true` : path);
-    const checkNow = h('button', { type: 'button', class: 'primary check-now' }, 'Check now');
-    checkNow.addEventListener('click', () =>
-      act(checkNow, async () => {
+    const checkNow = actionButton(
+      'Check now',
+      async () => {
         await render(true);
         // The view was rebuilt: keep the keyboard where it was.
         main.querySelector('.check-now')?.focus();
         notify('DNS checked');
-      }),
+      },
+      { class: 'primary check-now' },
     );
     replace(
       main,

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { BlocklistService } from '../../rules/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { ErrorBody, errorResponses, Pagination, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
+import { paginatedListRoute } from '../shared/paginated-list.ts';
 import { BlockedSenderSchema } from '../shared/presenters/rules.ts';
 
 /** e2 `/blocklist`: senders whose mail is stored and flagged but not routed. */
@@ -18,26 +18,18 @@ const AddressBody = Type.Object({
 });
 
 export function listBlockedSenders(app: Api, { tags, blocklist }: BlocklistRouteOptions) {
-  app.get(
-    '/blocklist',
-    {
-      schema: {
-        tags,
-        summary: 'List blocked senders',
-        description: 'Newest first.',
-        querystring: Type.Object(PaginationQuery),
-        response: {
-          200: Type.Object({ data: Type.Array(BlockedSenderSchema), pagination: Pagination }),
-          ...errorResponses,
-        },
-      },
+  paginatedListRoute(app, {
+    path: '/blocklist',
+    tags,
+    summary: 'List blocked senders',
+    description: 'Newest first.',
+    key: 'data',
+    item: BlockedSenderSchema,
+    list: async (accountId, page) => {
+      const { entries, total } = await blocklist.list(accountId, page);
+      return { rows: entries, total };
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { entries, total } = await blocklist.list(request.account.id, page);
-      return { data: entries, pagination: pageInfo(page, total, entries.length) };
-    },
-  );
+  });
 }
 
 export function blockSender(app: Api, { tags, blocklist }: BlocklistRouteOptions) {

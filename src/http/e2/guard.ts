@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import { NotSupported } from '../../core/index.ts';
 import type { RulesService } from '../../rules/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
+import { paginatedListRoute } from '../shared/paginated-list.ts';
 import {
   presentRule,
   RuleActionSchema,
@@ -30,23 +30,18 @@ const ruleFields = {
 };
 
 export function listRules(app: Api, { tags, rules }: GuardRouteOptions) {
-  app.get(
-    '/guard',
-    {
-      schema: {
-        tags,
-        summary: 'List rules',
-        description: 'In the order they run: by priority, then by creation.',
-        querystring: Type.Object(PaginationQuery),
-        response: { 200: Type.Object({ data: Type.Array(RuleSchema), pagination: Pagination }), ...errorResponses },
-      },
+  paginatedListRoute(app, {
+    path: '/guard',
+    tags,
+    summary: 'List rules',
+    description: 'In the order they run: by priority, then by creation.',
+    key: 'data',
+    item: RuleSchema,
+    list: async (accountId, page) => {
+      const { rules: rows, total } = await rules.list(accountId, page);
+      return { rows: rows.map(presentRule), total };
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { rules: rows, total } = await rules.list(request.account.id, page);
-      return { data: rows.map(presentRule), pagination: pageInfo(page, total, rows.length) };
-    },
-  );
+  });
 }
 
 export function createRule(app: Api, { tags, rules }: GuardRouteOptions) {

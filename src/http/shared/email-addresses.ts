@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { EmailAddressesService } from '../../addresses/index.ts';
 import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import { type Api, BodyTypes, Flag, type Tags } from './api.ts';
+import { paginatedListRoute } from './paginated-list.ts';
 import { AddressDeletedSchema, EmailAddressSchema, presentEmailAddress } from './presenters/email-addresses.ts';
 
 /** Email address routes; both families serve the same shapes. */
@@ -20,38 +20,27 @@ function flag(value: 'true' | 'false' | undefined): boolean | undefined {
 }
 
 export function listEmailAddresses(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
-  app.get(
-    '/email-addresses',
-    {
-      schema: {
-        tags,
-        summary: 'List email addresses',
-        querystring: Type.Object({
-          ...PaginationQuery,
-          domainId: Type.Optional(Type.String()),
-          isActive: Type.Optional(Flag),
-          isReceiptRuleConfigured: Type.Optional(Flag),
-        }),
-        response: {
-          200: Type.Object({ data: Type.Array(EmailAddressSchema), pagination: Pagination }),
-          ...errorResponses,
-        },
-      },
+  paginatedListRoute(app, {
+    path: '/email-addresses',
+    tags,
+    summary: 'List email addresses',
+    filters: {
+      domainId: Type.Optional(Type.String()),
+      isActive: Type.Optional(Flag),
+      isReceiptRuleConfigured: Type.Optional(Flag),
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { addresses: rows, total } = await addresses.list(request.account.id, {
+    key: 'data',
+    item: EmailAddressSchema,
+    list: async (accountId, page, query) => {
+      const { addresses: rows, total } = await addresses.list(accountId, {
         ...page,
-        domainId: request.query.domainId,
-        isActive: flag(request.query.isActive),
-        isReceiptRuleConfigured: flag(request.query.isReceiptRuleConfigured),
+        domainId: query.domainId,
+        isActive: flag(query.isActive),
+        isReceiptRuleConfigured: flag(query.isReceiptRuleConfigured),
       });
-      return {
-        data: rows.map((row) => presentEmailAddress(row, { listItem: true })),
-        pagination: pageInfo(page, total, rows.length),
-      };
+      return { rows: rows.map((row) => presentEmailAddress(row, { listItem: true })), total };
     },
-  );
+  });
 }
 
 export function createEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { EndpointsService } from '../../endpoints/index.ts';
 import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { errorResponses, IdParams } from '../schemas.ts';
 import { type Api, Flag, type Tags } from './api.ts';
+import { paginatedListRoute } from './paginated-list.ts';
 import {
   EndpointDeletedSchema,
   EndpointDetailSchema,
@@ -23,35 +23,28 @@ interface EndpointRouteOptions {
 }
 
 export function listEndpoints(app: Api, { tags, endpoints }: EndpointRouteOptions) {
-  app.get(
-    '/endpoints',
-    {
-      schema: {
-        tags,
-        summary: 'List endpoints',
-        querystring: Type.Object({
-          ...PaginationQuery,
-          type: Type.Optional(
-            Type.Union([Type.Literal('webhook'), Type.Literal('email'), Type.Literal('email_group')]),
-          ),
-          active: Type.Optional(Flag),
-          sortBy: Type.Optional(Type.Union([Type.Literal('newest'), Type.Literal('oldest')])),
-          search: Type.Optional(Type.String({ description: 'Part of the name, any case' })),
-        }),
-        response: { 200: Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }), ...errorResponses },
-      },
+  paginatedListRoute(app, {
+    path: '/endpoints',
+    tags,
+    summary: 'List endpoints',
+    filters: {
+      type: Type.Optional(Type.Union([Type.Literal('webhook'), Type.Literal('email'), Type.Literal('email_group')])),
+      active: Type.Optional(Flag),
+      sortBy: Type.Optional(Type.Union([Type.Literal('newest'), Type.Literal('oldest')])),
+      search: Type.Optional(Type.String({ description: 'Part of the name, any case' })),
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { active, ...filters } = request.query;
-      const { endpoints: rows, total } = await endpoints.list(request.account.id, {
+    key: 'data',
+    item: EndpointSchema,
+    list: async (accountId, page, query) => {
+      const { active, ...filters } = query;
+      const { endpoints: rows, total } = await endpoints.list(accountId, {
         ...filters,
         ...page,
         active: active === undefined ? undefined : active === 'true',
       });
-      return { data: rows.map(presentEndpoint), pagination: pageInfo(page, total, rows.length) };
+      return { rows: rows.map(presentEndpoint), total };
     },
-  );
+  });
 }
 
 export function createEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {

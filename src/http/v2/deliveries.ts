@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import { Invalid } from '../../core/index.ts';
 import type { DeliveryService } from '../../delivery/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { errorResponses, IdParams } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
+import { paginatedListRoute } from '../shared/paginated-list.ts';
 import {
   DeliveryDetailSchema,
   DeliverySchema,
@@ -47,39 +47,34 @@ export function retryDelivery(app: Api, { tags, deliveries }: DeliveryRouteOptio
 }
 
 export function listDeliveries(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
-  app.get(
-    '/deliveries',
-    {
-      schema: {
-        tags,
-        summary: 'List deliveries (the delivery log)',
-        querystring: Type.Object({
-          ...PaginationQuery,
-          endpointId: Type.Optional(Type.String()),
-          emailId: Type.Optional(Type.String()),
-          status: Type.Optional(
-            Type.Union([
-              Type.Literal('pending'),
-              Type.Literal('processing'),
-              Type.Literal('success'),
-              Type.Literal('failed'),
-            ]),
-          ),
-        }),
-        response: { 200: Type.Object({ data: Type.Array(DeliverySchema), pagination: Pagination }), ...errorResponses },
-      },
+  paginatedListRoute(app, {
+    path: '/deliveries',
+    tags,
+    summary: 'List deliveries (the delivery log)',
+    filters: {
+      endpointId: Type.Optional(Type.String()),
+      emailId: Type.Optional(Type.String()),
+      status: Type.Optional(
+        Type.Union([
+          Type.Literal('pending'),
+          Type.Literal('processing'),
+          Type.Literal('success'),
+          Type.Literal('failed'),
+        ]),
+      ),
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { deliveries: rows, total } = await deliveries.listDeliveries(request.account.id, {
+    key: 'data',
+    item: DeliverySchema,
+    list: async (accountId, page, query) => {
+      const { deliveries: rows, total } = await deliveries.listDeliveries(accountId, {
         ...page,
-        endpointId: request.query.endpointId,
-        emailId: request.query.emailId,
-        status: request.query.status,
+        endpointId: query.endpointId,
+        emailId: query.emailId,
+        status: query.status,
       });
-      return { data: rows.map(presentDelivery), pagination: pageInfo(page, total, rows.length) };
+      return { rows: rows.map(presentDelivery), total };
     },
-  );
+  });
 }
 
 export function readDelivery(app: Api, { tags, deliveries }: DeliveryRouteOptions) {

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { ErasureService, RetentionService } from '../../retention/index.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { ErrorBody, errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
+import { paginatedListRoute } from '../shared/paginated-list.ts';
 import { listFilterOf, MailFilterParams } from './mail.ts';
 import {
   AccountRetentionSchema,
@@ -181,23 +181,15 @@ export function eraseMail(app: Api, { tags, erasures }: ErasureRouteOptions) {
 }
 
 export function listErasures(app: Api, { tags, erasures }: ErasureRouteOptions) {
-  app.get(
-    '/mail/erasures',
-    {
-      schema: {
-        tags,
-        summary: 'The audit records of erase by query, newest first',
-        querystring: Type.Object(PaginationQuery),
-        response: {
-          200: Type.Object({ erasures: Type.Array(ErasureSchema), pagination: Pagination }),
-          ...errorResponses,
-        },
-      },
+  paginatedListRoute(app, {
+    path: '/mail/erasures',
+    tags,
+    summary: 'The audit records of erase by query, newest first',
+    key: 'erasures',
+    item: ErasureSchema,
+    list: async (accountId, page) => {
+      const { erasures: records, total } = await erasures.list(accountId, page);
+      return { rows: records.map(presentErasure), total };
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { erasures: records, total } = await erasures.list(request.account.id, page);
-      return { erasures: records.map(presentErasure), pagination: pageInfo(page, total, records.length) };
-    },
-  );
+  });
 }

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { WebhooksService } from '../../endpoints/index.ts';
 import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
+import { paginatedListRoute } from '../shared/paginated-list.ts';
 import { presentWebhook, presentWebhookCleanup, WebhookDeletedSchema, WebhookSchema } from './presenters/webhooks.ts';
 
 /** Legacy webhooks: the routing target behind an address's `webhookId` (the v2 family only). */
@@ -25,22 +25,17 @@ const webhookFields = {
 };
 
 export function listWebhooks(app: Api, { tags, webhooks }: WebhookRouteOptions) {
-  app.get(
-    '/webhooks',
-    {
-      schema: {
-        tags,
-        summary: 'List legacy webhooks',
-        querystring: Type.Object(PaginationQuery),
-        response: { 200: Type.Object({ data: Type.Array(WebhookSchema), pagination: Pagination }), ...errorResponses },
-      },
+  paginatedListRoute(app, {
+    path: '/webhooks',
+    tags,
+    summary: 'List legacy webhooks',
+    key: 'data',
+    item: WebhookSchema,
+    list: async (accountId, page) => {
+      const { webhooks: rows, total } = await webhooks.list(accountId, page);
+      return { rows: rows.map(presentWebhook), total };
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { webhooks: rows, total } = await webhooks.list(request.account.id, page);
-      return { data: rows.map(presentWebhook), pagination: pageInfo(page, total, rows.length) };
-    },
-  );
+  });
 }
 
 export function createWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {

@@ -7,7 +7,8 @@ import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules
 
 /** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
 
-export const E2EmailItemSchema = Type.Object({
+/** The fields a list item and a whole email start with. */
+const emailHead = {
   id: Type.String(),
   type: Type.Literal('received'),
   message_id: Nullable(Type.String()),
@@ -15,6 +16,18 @@ export const E2EmailItemSchema = Type.Object({
   from_name: Nullable(Type.String()),
   to: Type.Array(Type.String()),
   cc: Type.Array(Type.String()),
+};
+
+/** The reader's state and the thread, as a list item and a whole email carry them. */
+const readState = {
+  is_read: Type.Boolean(),
+  read_at: Nullable(DateTime),
+  is_archived: Type.Boolean(),
+  thread_id: Nullable(Type.String()),
+};
+
+export const E2EmailItemSchema = Type.Object({
+  ...emailHead,
   subject: Type.String(),
   preview: Type.String(),
   status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
@@ -23,21 +36,12 @@ export const E2EmailItemSchema = Type.Object({
   scheduled_at: Type.Null(),
   has_attachments: Type.Boolean(),
   attachment_count: Type.Integer(),
-  is_read: Type.Boolean(),
-  read_at: Nullable(DateTime),
-  is_archived: Type.Boolean(),
-  thread_id: Nullable(Type.String()),
+  ...readState,
 });
 
 export const E2EmailSchema = Type.Object({
   object: Type.Literal('email'),
-  id: Type.String(),
-  type: Type.Literal('received'),
-  message_id: Nullable(Type.String()),
-  from: Type.String(),
-  from_name: Nullable(Type.String()),
-  to: Type.Array(Type.String()),
-  cc: Type.Array(Type.String()),
+  ...emailHead,
   bcc: Type.Array(Type.String()),
   reply_to: Type.Array(Type.String()),
   recipient: Type.String(),
@@ -51,10 +55,7 @@ export const E2EmailSchema = Type.Object({
   scheduled_at: Type.Null(),
   has_attachments: Type.Boolean(),
   attachments: Type.Array(AttachmentSchema),
-  is_read: Type.Boolean(),
-  read_at: Nullable(DateTime),
-  is_archived: Type.Boolean(),
-  thread_id: Nullable(Type.String()),
+  ...readState,
   thread_position: Nullable(Type.Integer()),
   headers: Type.Record(Type.String(), Type.Unknown()),
   tags: Type.Array(Type.String(), { description: 'Added by tag rules at ingest' }),
@@ -68,7 +69,9 @@ export const addressesOf = (list: AddressList | null): string[] =>
 export const senderText = (email: { from: AddressList | null; fromAddress: string | null }) =>
   email.from?.text || email.fromAddress || '';
 
-export function presentE2EmailItem(email: EmailSummary) {
+function presentEmailHead(
+  email: Pick<EmailSummary, 'id' | 'messageId' | 'from' | 'fromAddress' | 'fromName' | 'to' | 'cc' | 'recipient'>,
+) {
   return {
     id: email.id,
     type: 'received' as const,
@@ -77,6 +80,16 @@ export function presentE2EmailItem(email: EmailSummary) {
     from_name: email.fromName,
     to: email.to ? addressesOf(email.to) : [email.recipient],
     cc: addressesOf(email.cc),
+  };
+}
+
+function presentReadState(email: Pick<EmailSummary, 'isRead' | 'readAt' | 'isArchived' | 'threadId'>) {
+  return { is_read: email.isRead, read_at: email.readAt, is_archived: email.isArchived, thread_id: email.threadId };
+}
+
+export function presentE2EmailItem(email: EmailSummary) {
+  return {
+    ...presentEmailHead(email),
     subject: subjectOf(email.subject),
     preview: email.preview,
     status: email.parseSuccess ? ('delivered' as const) : ('failed' as const),
@@ -85,23 +98,14 @@ export function presentE2EmailItem(email: EmailSummary) {
     scheduled_at: null,
     has_attachments: email.attachmentCount > 0,
     attachment_count: email.attachmentCount,
-    is_read: email.isRead,
-    read_at: email.readAt,
-    is_archived: email.isArchived,
-    thread_id: email.threadId,
+    ...presentReadState(email),
   };
 }
 
 export function presentE2Email(email: StoredEmail) {
   return {
     object: 'email' as const,
-    id: email.id,
-    type: 'received' as const,
-    message_id: email.messageId,
-    from: senderText(email),
-    from_name: email.fromName,
-    to: email.to ? addressesOf(email.to) : [email.recipient],
-    cc: addressesOf(email.cc),
+    ...presentEmailHead(email),
     bcc: addressesOf(email.bcc),
     reply_to: addressesOf(email.replyTo),
     recipient: email.recipient,
@@ -115,10 +119,7 @@ export function presentE2Email(email: StoredEmail) {
     scheduled_at: null,
     has_attachments: email.attachments.length > 0,
     attachments: presentAttachments(email),
-    is_read: email.isRead,
-    read_at: email.readAt,
-    is_archived: email.isArchived,
-    thread_id: email.threadId,
+    ...presentReadState(email),
     thread_position: email.threadPosition,
     headers: email.headers,
     tags: tagsOf(email),

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type {
   CreatedDomain,
   DnsRecord,
+  Domain,
   DomainDetail,
   PlannedRecord,
   VerificationCheck,
@@ -37,7 +38,8 @@ const VerificationCheckSchema = Type.Object({
   lastChecked: DateTime,
 });
 
-const domainFields = {
+/** What every full domain answer starts with: the domain, whether it can receive, and where its DNS is hosted. */
+const domainBasics = {
   id: Type.String(),
   domain: Type.String(),
   status: Status,
@@ -45,6 +47,10 @@ const domainFields = {
   hasMxRecords: Type.Boolean(),
   domainProvider: Nullable(Type.String()),
   providerConfidence: Nullable(Type.String()),
+};
+
+const domainFields = {
+  ...domainBasics,
   lastDnsCheck: Nullable(DateTime),
   lastSesCheck: Nullable(DateTime),
   isCatchAllEnabled: Type.Boolean(),
@@ -61,14 +67,13 @@ const domainFields = {
   verificationCheck: Type.Optional(VerificationCheckSchema),
 };
 
-export const DomainItemSchema = Type.Object({
-  ...domainFields,
-  stats: Type.Object({
-    totalEmailAddresses: Type.Integer(),
-    activeEmailAddresses: Type.Integer(),
-    hasCatchAll: Type.Boolean(),
-  }),
-});
+const itemStats = {
+  totalEmailAddresses: Type.Integer(),
+  activeEmailAddresses: Type.Integer(),
+  hasCatchAll: Type.Boolean(),
+};
+
+export const DomainItemSchema = Type.Object({ ...domainFields, stats: Type.Object(itemStats) });
 
 export const DnsRecordSchema = Type.Object({
   id: Type.String(),
@@ -88,9 +93,7 @@ export const DnsRecordSchema = Type.Object({
 export const DomainDetailSchema = Type.Object({
   ...domainFields,
   stats: Type.Object({
-    totalEmailAddresses: Type.Integer(),
-    activeEmailAddresses: Type.Integer(),
-    hasCatchAll: Type.Boolean(),
+    ...itemStats,
     emailsLast24h: Type.Integer(),
     emailsLast7d: Type.Integer(),
     emailsLast30d: Type.Integer(),
@@ -110,13 +113,7 @@ const RecordToPublish = Type.Object({
 });
 
 export const CreatedDomainSchema = Type.Object({
-  id: Type.String(),
-  domain: Type.String(),
-  status: Status,
-  canReceiveEmails: Type.Boolean(),
-  hasMxRecords: Type.Boolean(),
-  domainProvider: Nullable(Type.String()),
-  providerConfidence: Nullable(Type.String()),
+  ...domainBasics,
   dnsRecords: Type.Array(RecordToPublish),
   dnsConflict: Type.Object({
     hasConflict: Type.Boolean(),
@@ -165,7 +162,7 @@ export function recordCheckStatus(isVerified: boolean) {
   return isVerified ? ('verified' as const) : ('failed' as const);
 }
 
-export function presentDomainItem(domain: DomainDetail, check?: VerificationCheck) {
+function presentDomainBasics(domain: Domain) {
   return {
     id: domain.id,
     domain: domain.domain,
@@ -174,6 +171,12 @@ export function presentDomainItem(domain: DomainDetail, check?: VerificationChec
     hasMxRecords: domain.hasMxRecords,
     domainProvider: domain.domainProvider,
     providerConfidence: domain.providerConfidence,
+  };
+}
+
+export function presentDomainItem(domain: DomainDetail, check?: VerificationCheck) {
+  return {
+    ...presentDomainBasics(domain),
     lastDnsCheck: domain.lastDnsCheck,
     lastSesCheck: domain.lastDnsCheck,
     isCatchAllEnabled: domain.isCatchAllEnabled,
@@ -233,13 +236,7 @@ export function presentDomainDetail(
 export function presentCreatedDomain(created: CreatedDomain) {
   const { domain, records } = created;
   return {
-    id: domain.id,
-    domain: domain.domain,
-    status: domain.status,
-    canReceiveEmails: domain.canReceiveEmails,
-    hasMxRecords: domain.hasMxRecords,
-    domainProvider: domain.domainProvider,
-    providerConfidence: domain.providerConfidence,
+    ...presentDomainBasics(domain),
     dnsRecords: records.map(presentRecordToPublish),
     dnsConflict: created.dnsConflict,
     createdAt: domain.createdAt,

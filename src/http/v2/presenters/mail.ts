@@ -185,7 +185,10 @@ export const ReplyPlaceholderSchema = Type.Object({
 const addressesOf = (list: AddressList | null) =>
   (list?.addresses ?? []).flatMap((entry) => (entry.address ? [entry.address] : []));
 
-export function presentMailItem(email: EmailSummary) {
+/** The fields a list item, a whole email and a thread's message share: who sent what. */
+function presentMailHead(
+  email: Pick<EmailSummary, 'id' | 'messageId' | 'subject' | 'fromAddress' | 'from' | 'fromName'>,
+) {
   return {
     id: email.id,
     emailId: email.id,
@@ -193,6 +196,12 @@ export function presentMailItem(email: EmailSummary) {
     subject: subjectOf(email.subject),
     from: email.fromAddress ?? email.from?.text ?? '',
     fromName: email.fromName,
+  };
+}
+
+export function presentMailItem(email: EmailSummary) {
+  return {
+    ...presentMailHead(email),
     recipient: email.recipient,
     preview: email.preview,
     receivedAt: email.receivedAt,
@@ -213,12 +222,7 @@ export function presentMailDetail({ email, rawContent, rawFetchError, location }
   const textBody = email.textBody ?? '';
   const attachments = presentAttachments(email);
   return {
-    id: email.id,
-    emailId: email.id,
-    messageId: email.messageId,
-    subject: subjectOf(email.subject),
-    from: email.fromAddress ?? email.from?.text ?? '',
-    fromName: email.fromName,
+    ...presentMailHead(email),
     to: email.to?.text ?? email.recipient,
     cc: email.cc?.text ?? null,
     bcc: email.bcc?.text ?? null,
@@ -290,14 +294,9 @@ export function presentReadState(state: ReadState) {
 
 export function presentThreadMessage(email: StoredEmail) {
   return {
-    id: email.id,
-    emailId: email.id,
-    messageId: email.messageId,
+    ...presentMailHead(email),
     type: 'inbound' as const,
     threadPosition: email.threadPosition,
-    subject: subjectOf(email.subject),
-    from: email.fromAddress ?? email.from?.text ?? '',
-    fromName: email.fromName,
     to: email.to?.text ?? email.recipient,
     cc: email.cc?.text ?? null,
     recipient: email.recipient,

@@ -1,0 +1,71 @@
+import { Conflict, Invalid } from '../core/index.ts';
+import type { Db, DomainsTable } from '../db/index.ts';
+import { parentDomains } from './domain-name.ts';
+
+/** Who may register a domain name: one owner per name, and a verified domain's owner owns the names under it. */
+
+/**
+ * Throws unless `domainName` is free for the account. With `mayDisplaceUnverified`, another account's unverified
+ * registration of it does not count: its id is returned, for the caller to remove.
+ */
+export async function assertAvailable(
+  db: Db,
+  accountId: string,
+  domainName: string,
+  mayDisplaceUnverified: boolean,
+): Promise<string | undefined> {
+  const existing = await db
+    .selectFrom('domains')
+    .select(['id', 'account_id', 'status'])
+    .where('domain', '=', domainName)
+    .executeTakeFirst();
+  if (!existing) return undefined;
+  if (existing.account_id === accountId) {
+    throw new Conflict('You have already added this domain to your account');
+  }
+  if (mayDisplaceUnverified && existing.status !== 'verified') return existing.id;
+  throw new Conflict(
+    'This domain is already registered on our platform. If you believe this is an error or you need to transfer ownership, please contact our support team.',
+    { code: 'DOMAIN_ALREADY_REGISTERED' },
+  );
+}
+
+/**
+ * Subdomains can be included only on a verified root (registrable) domain, and only when no other account has
+ * registered a name under it: theirs would otherwise share the root's wildcard MX record. Another account cannot
+ * register one later, as the root is verified (see `create`).
+ */
+export async function assertMayIncludeSubdomains(db: Db, row: DomainsTable): Promise<void> {
+  const above = parentDomains(row.domain);
+  if (above.length > 0) {
+    throw new Invalid(
+      `Subdomains can only be included on a root domain: ${row.domain} is a subdomain of ${above[above.length - 1]}`,
+    );
+  }
+  if (row.status !== 'verified') throw new Invalid('Domain must be verified before including subdomains');
+  const foreign = await db
+    .selectFrom('domains')
+    .select('id')
+    .where('domain', 'like', `%.${row.domain}`)
+    .where('account_id', '!=', row.account_id)
+    .executeTakeFirst();
+  if (foreign) {
+    throw new Conflict('Cannot include subdomains: another account owns a subdomain of this domain', {
+      code: 'SUBDOMAIN_BELONGS_TO_ANOTHER_ACCOUNT',
+    });
+  }
+}
+
+/** The nearest verified domain above `domainName`, of whichever account: its owner is the subdomain's owner. */
+export async function nearestVerifiedAncestor(db: Db, domainName: string) {
+  const candidates = parentDomains(domainName);
+  if (candidates.length === 0) return undefined;
+  const rows = await db
+    .selectFrom('domains')
+    .select(['id', 'domain', 'account_id'])
+    .where('status', '=', 'verified')
+    .where('domain', 'in', candidates)
+    .execute();
+  // The nearest verified ancestor is the one the subdomain depends on.
+  return candidates.map((name) => rows.find((row) => row.domain === name)).find(Boolean);
+}
