@@ -103,6 +103,10 @@ export class DeliveryWorker {
     }
   }
 
+  private holds(id: string): boolean {
+    return this.inflight.has(id) || this.waiting.some((job) => job.id === id);
+  }
+
   private leasedIds(): string[] {
     return [...this.inflight.keys(), ...this.waiting.map((job) => job.id)];
   }
@@ -128,7 +132,8 @@ export class DeliveryWorker {
         while (!this.stopped && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
-          for (const job of jobs) this.launch(job);
+          // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
+          for (const job of jobs) if (!this.holds(job.id)) this.launch(job);
           if (jobs.length < wanted) {
             drained = true;
             break;

@@ -8,6 +8,8 @@ import {
   type DeliveryStatus,
   GroupCommitter,
   insertRow,
+  lockWaitingSession,
+  type Session,
 } from '../db/index.ts';
 import { appendEvents, type NewEvent } from '../events/index.ts';
 
@@ -56,6 +58,8 @@ export class OutboxStore {
   private readonly db: Db;
   private readonly postgres: boolean;
   private readonly attempts: GroupCommitter;
+  /** Where every change to the outbox runs (see the constructor). */
+  private readonly session: Session;
   /** Called after a commit that appended events (delivery.succeeded, delivery.failed). */
   private readonly eventsAppended: () => void;
 
@@ -64,10 +68,17 @@ export class OutboxStore {
     this.db = db;
     this.postgres = kind === 'postgres';
     this.eventsAppended = eventsAppended;
+    // On SQLite the outbox's writes commit without syncing the WAL: a synced commit blocked the event loop for its
+    // fsync and held the write lock through it, while ingest's writer slept in SQLite's busy handler. A process crash
+    // loses nothing (the WAL is written); a power loss can lose the latest of them, which only makes their jobs due
+    // again, to be attempted again: at-least-once allows it. The next synced commit (ingest's) syncs them. And they
+    // wait for the write lock on a timer, never with the event loop stopped, for as long as another connection holds
+    // it: an attempt whose record gave up would be sent again once its lease ran out.
+    this.session = this.postgres ? (work) => work(db) : lockWaitingSession(db);
     this.attempts = new GroupCommitter(db, {
       maxBatch: maxAttemptsBatch,
       gatherMs: ATTEMPTS_GATHER_MS,
-      session: (work) => this.bookkeeping(work),
+      session: this.session,
     });
   }
 
@@ -87,7 +98,7 @@ export class OutboxStore {
       .orderBy('next_attempt_at')
       .limit(limit);
     if (this.postgres) due = due.forUpdate().skipLocked();
-    return this.bookkeeping((db) =>
+    return this.session((db) =>
       db
         .with('due', () => due)
         .updateTable('deliveries')
@@ -108,25 +119,29 @@ export class OutboxStore {
   async extendLeases(owner: string, ids: string[], now: Date, leaseMs: number): Promise<void> {
     if (ids.length === 0) return;
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    await this.db
-      .updateTable('deliveries')
-      .set({ lease_expires_at: until, next_attempt_at: until })
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'processing')
-      .where('id', 'in', ids)
-      .execute();
+    await this.session((db) =>
+      db
+        .updateTable('deliveries')
+        .set({ lease_expires_at: until, next_attempt_at: until })
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'processing')
+        .where('id', 'in', ids)
+        .execute(),
+    );
   }
 
   /** Gives unfinished jobs back (graceful shutdown), due at once for whichever worker comes next. */
   async release(owner: string, ids: string[], now: Date): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .updateTable('deliveries')
-      .set({ status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now.toISOString() })
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'processing')
-      .where('id', 'in', ids)
-      .execute();
+    await this.session((db) =>
+      db
+        .updateTable('deliveries')
+        .set({ status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now.toISOString() })
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'processing')
+        .where('id', 'in', ids)
+        .execute(),
+    );
   }
 
   /** The earliest time any job becomes due, or undefined when the outbox is idle. */
@@ -150,48 +165,29 @@ export class OutboxStore {
     this.eventsAppended();
   }
 
-  /**
-   * Runs a claim or the recording of attempts. On SQLite it commits without syncing the WAL (synchronous NORMAL,
-   * on a connection held throughout, its level put back after): a synced commit blocked the event loop for its
-   * fsync and held the write lock through it, while ingest's writer slept in SQLite's busy handler. A process crash
-   * loses nothing (the WAL is written); a power loss can lose the latest of these commits, which only makes their
-   * jobs due again, to be attempted again: at-least-once allows it. The next synced commit (ingest's) syncs them.
-   */
-  private async bookkeeping<T>(work: (db: Db) => Promise<T>): Promise<T> {
-    if (this.postgres) return work(this.db);
-    return this.db.connection().execute(async (connection) => {
-      const { rows } = await sql<{ synchronous: number }>`PRAGMA main.synchronous`.execute(connection);
-      const level = rows[0]!.synchronous;
-      await sql`PRAGMA main.synchronous = NORMAL`.execute(connection);
-      try {
-        return await work(connection);
-      } finally {
-        await sql.raw(`PRAGMA main.synchronous = ${level}`).execute(connection);
-      }
-    });
-  }
-
   /** Ends a job without an attempt (its target is gone or switched off). */
   async abandon(job: DeliveryJob, owner: string, reason: string, now: Date): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      const ended = await trx
-        .updateTable('deliveries')
-        .set({
-          status: 'failed',
-          next_attempt_at: null,
-          lease_owner: null,
-          lease_expires_at: null,
-          last_error: reason,
-          updated_at: now.toISOString(),
-        })
-        .where('id', '=', job.id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      if (Number(ended.numUpdatedRows) === 0) return;
-      await appendEvents(trx, [
-        deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
-      ]);
-    });
+    await this.session((db) =>
+      db.transaction().execute(async (trx) => {
+        const ended = await trx
+          .updateTable('deliveries')
+          .set({
+            status: 'failed',
+            next_attempt_at: null,
+            lease_owner: null,
+            lease_expires_at: null,
+            last_error: reason,
+            updated_at: now.toISOString(),
+          })
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .executeTakeFirst();
+        if (Number(ended.numUpdatedRows) === 0) return;
+        await appendEvents(trx, [
+          deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
+        ]);
+      }),
+    );
     this.eventsAppended();
   }
 
