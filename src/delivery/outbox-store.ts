@@ -9,6 +9,7 @@ import {
   GroupCommitter,
   insertRow,
   lockWaitingSession,
+  preparedQuery,
   type Session,
 } from '../db/index.ts';
 import { appendEvents, type NewEvent } from '../events/index.ts';
@@ -204,6 +205,41 @@ export class OutboxStore {
   }
 }
 
+/** A job's state after an attempt, fenced by its owner; prepared, as it runs for every attempt. */
+const finishJob = preparedQuery(
+  (
+    db,
+    values: {
+      id: string;
+      owner: string;
+      status: string;
+      nextAttemptAt: string | null;
+      lastAttemptAt: string;
+      statusCode: number | null;
+      error: string | null;
+      responseData: string;
+      updatedAt: string;
+    },
+  ) =>
+    db
+      .updateTable('deliveries')
+      .set((eb) => ({
+        status: values.status as DeliveryStatus,
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: values.nextAttemptAt,
+        lease_owner: null,
+        lease_expires_at: null,
+        last_attempt_at: values.lastAttemptAt,
+        last_status_code: values.statusCode,
+        last_error: values.error,
+        response_data: values.responseData,
+        updated_at: values.updatedAt,
+      }))
+      .where('id', '=', values.id)
+      .where('lease_owner', '=', values.owner)
+      .returning('attempts'),
+);
+
 /** One attempt's unit of work: the job's new state, fenced by its owner, the attempt's log row and its event. */
 async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, result }: FinishedAttempt) {
   const now = new Date(attempt.startedAt.getTime() + attempt.durationMs).toISOString();
@@ -220,24 +256,17 @@ async function recordAttempt(trx: Transaction<Database>, { job, owner, attempt, 
     worker: owner,
     ...attempt.details,
   };
-  const updated = await trx
-    .updateTable('deliveries')
-    .set((eb) => ({
-      status,
-      attempts: eb('attempts', '+', 1),
-      next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
-      lease_owner: null,
-      lease_expires_at: null,
-      last_attempt_at: attempt.startedAt.toISOString(),
-      last_status_code: attempt.statusCode,
-      last_error: attempt.error,
-      response_data: JSON.stringify(responseData),
-      updated_at: now,
-    }))
-    .where('id', '=', job.id)
-    .where('lease_owner', '=', owner)
-    .returning('attempts')
-    .executeTakeFirst();
+  const [updated] = await finishJob(trx, {
+    id: job.id,
+    owner,
+    status,
+    nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
+    lastAttemptAt: attempt.startedAt.toISOString(),
+    statusCode: attempt.statusCode,
+    error: attempt.error,
+    responseData: JSON.stringify(responseData),
+    updatedAt: now,
+  });
   const attemptNumber = updated ? Number(updated.attempts) : job.attempts + 1;
   await insertRow(trx, 'delivery_attempts', {
     id: newId('dla'),
