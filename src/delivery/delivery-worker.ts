@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
-import type { JobLease } from './delivery-jobs.ts';
+import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import type { JobRunner } from './job-runner.ts';
-import type { DeliveryJob, OutboxStore } from './outbox-store.ts';
+import type { OutboxStore } from './outbox-store.ts';
 
 export interface WorkerSettings {
   concurrency: number;
@@ -33,7 +33,7 @@ export class DeliveryWorker {
   private readonly now: () => Date;
   private readonly inflight = new Map<string, Promise<void>>();
   /** Jobs taken already leased, waiting for a slot. */
-  private readonly waiting: DeliveryJob[] = [];
+  private readonly waiting: RunnableJob[] = [];
   private pumping = false;
   private pumpAgain = false;
   private stopped = true;
@@ -89,10 +89,10 @@ export class DeliveryWorker {
   }
 
   /** Runs committed jobs leased to this worker by `newJobLease`; those that find no free slot wait for one. */
-  take(jobs: readonly DeliveryJob[]): void {
+  take(jobs: readonly RunnableJob[]): void {
     if (this.stopped) {
       // Stopped since the lease was given: hand them back, as stop() did its own.
-      const ids = jobs.map((job) => job.id);
+      const ids = jobs.map(({ job }) => job.id);
       this.store
         .release(this.owner, ids, this.now())
         .catch((error) => this.logger.warn({ err: error, deliveryIds: ids }, 'delivery release failed'));
@@ -109,11 +109,11 @@ export class DeliveryWorker {
   }
 
   private holds(id: string): boolean {
-    return this.inflight.has(id) || this.waiting.some((job) => job.id === id);
+    return this.inflight.has(id) || this.waiting.some(({ job }) => job.id === id);
   }
 
   private leasedIds(): string[] {
-    return [...this.inflight.keys(), ...this.waiting.map((job) => job.id)];
+    return [...this.inflight.keys(), ...this.waiting.map(({ job }) => job.id)];
   }
 
   /**
@@ -156,7 +156,7 @@ export class DeliveryWorker {
           const wanted = this.freeSlots();
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
-          for (const job of jobs) if (!this.holds(job.id)) this.launch(job);
+          for (const job of jobs) if (!this.holds(job.id)) this.launch({ job });
           if (jobs.length < wanted) this.dueMayExist = false;
         }
       } while (this.pumpAgain && !this.stopped);
@@ -204,9 +204,10 @@ export class DeliveryWorker {
     return this.settings.concurrency - this.inflight.size - this.waiting.length;
   }
 
-  private launch(job: DeliveryJob): void {
+  private launch(runnable: RunnableJob): void {
+    const { job } = runnable;
     const running = this.runner
-      .run(job, this.owner)
+      .run(runnable, this.owner)
       .then((retryAt) => {
         const at = retryAt?.getTime();
         if (at !== undefined && (this.nextDueAt === undefined || at < this.nextDueAt)) {

@@ -4,7 +4,7 @@ import { type Database, type EmailsTable, insertRow, preparedQuery } from '../db
 import { type DeliveryJob, insertDeliveryJob, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { appendEvents, type NewEvent } from '../events/index.ts';
-import { toEmailRow } from '../mail/index.ts';
+import { type StoredEmail, toEmailRow, toStoredEmail } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { RuleOutcome } from '../rules/index.ts';
 import { postgresSearchVectors } from '../search/index.ts';
@@ -38,6 +38,11 @@ export interface WrittenEmail {
   duplicate: boolean;
   /** The delivery jobs queued for it, as inserted. */
   deliveries: DeliveryJob[];
+  /**
+   * The email as stored, when its jobs were inserted leased to this process's worker: handed to it with them, so
+   * that it need not read the row back.
+   */
+  stored?: StoredEmail;
 }
 
 /** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
@@ -194,7 +199,13 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
         await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now, message.jobLease),
       );
     }
-    written.push({ id, recipient: route.recipient, duplicate: false, deliveries });
+    written.push({
+      id,
+      recipient: route.recipient,
+      duplicate: false,
+      deliveries,
+      ...(message.jobLease && deliveries.length > 0 ? { stored: toStoredEmail(row) } : {}),
+    });
     events.push({
       accountId: route.accountId,
       type: 'email.received',
