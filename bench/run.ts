@@ -5,6 +5,8 @@
  *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
  *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
+ *   MAILROOM_NODE_OPTIONS=...             NODE_OPTIONS of the ingest scenario's Mailroom process, e.g.
+ *                                         `--cpu-prof --cpu-prof-dir=/tmp/prof` (written when it stops)
  *   INGEST_TRIALS=3                       trial pairs (Mailroom, discard) per ingest level; middle by ratio shown
  *   INGEST_CLIENTS=pipelining,nodemailer  load clients for the ingest scenario (see bench/smtp-load.ts)
  *   INGEST_ROUTING=store,webhook          the ingest scenario's recipient addresses: store-only, and routed to a
@@ -50,7 +52,10 @@ for (const databaseUrl of databases) {
       senders: process.env.INGEST_SENDERS
         ? pick<SenderMix>('INGEST_SENDERS', process.env.INGEST_SENDERS, SENDER_MIXES)
         : undefined,
-      env: process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {},
+      env: {
+        ...(process.env.INGEST_WORKERS ? { INGEST_WORKERS: process.env.INGEST_WORKERS } : {}),
+        ...(process.env.MAILROOM_NODE_OPTIONS ? { NODE_OPTIONS: process.env.MAILROOM_NODE_OPTIONS } : {}),
+      },
     });
     results.ingest!.push(result);
     process.stdout.write(`${formatIngest(result)}\n\n`);

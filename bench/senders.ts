@@ -28,16 +28,33 @@ export const SIGNING_DOMAINS = 1000;
 const SIGNING_KEYS = 20;
 const SIGNED_HEADERS = 'from:date:mime-version:content-type';
 
+const LINE = 'The quick brown fox jumps over the lazy dog. 0123456789abcdefghijklmnopqrstu';
+const BOUNDARY = 'bench-alternative-boundary';
+/**
+ * The body of every message: multipart/alternative, a text part and its HTML alternative with the light markup mail
+ * clients write (a paragraph per line, a link, some bold), about 10 KB in all, so that the HTML is parsed at ingest
+ * and sanitized for the webhook body as received mail's is.
+ */
 const BODY = (() => {
-  const line = 'The quick brown fox jumps over the lazy dog. 0123456789abcdefghijklmnopqrstu\r\n';
-  return line.repeat(Math.ceil(10_000 / line.length));
+  const lines = 40;
+  const text = `${LINE}\r\n`.repeat(lines);
+  const paragraph = `<p>The quick brown fox jumps over the <b>lazy</b> dog. <a href="https://example.com/fox?n=1&amp;b=2">0123456789</a> abcdefghijklmnopqrstu</p>\r\n`;
+  const html = `<html><head><meta charset="utf-8"></head><body><div dir="ltr">\r\n${paragraph.repeat(lines)}</div></body></html>\r\n`;
+  return [
+    `--${BOUNDARY}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}`,
+    `--${BOUNDARY}\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${html}`,
+    `--${BOUNDARY}--\r\n`,
+  ].join('');
 })();
 const DATE = new Date().toUTCString();
 
-/** A 10 KB plain-text message with its own Message-ID and Subject, after `signature` (DKIM-Signature lines or ''). */
+/**
+ * A 10 KB message (text and HTML, see BODY) with its own Message-ID and Subject, after `signature` (DKIM-Signature
+ * lines or '').
+ */
 function tenKilobyteMessage(signature: string, from: string, to: string, n: number): Buffer {
   return Buffer.from(
-    `${signature}From: Bench <${from}>\r\nTo: <${to}>\r\nSubject: Load message ${n}\r\nMessage-ID: <bench-${process.pid}-${Date.now()}-${n}@${from.split('@')[1]}>\r\nDate: ${DATE}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${BODY}`,
+    `${signature}From: Bench <${from}>\r\nTo: <${to}>\r\nSubject: Load message ${n}\r\nMessage-ID: <bench-${process.pid}-${Date.now()}-${n}@${from.split('@')[1]}>\r\nDate: ${DATE}\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary="${BOUNDARY}"\r\n\r\n${BODY}`,
   );
 }
 

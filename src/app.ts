@@ -266,8 +266,14 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       relayUrl: config.smtp.relayUrl,
     },
   });
-  ingest.onCommitted((emails) => {
-    const jobs = emails.flatMap((email) => email.deliveries);
+  ingest.onCommitted((emails, sanitizedHtml) => {
+    const jobs = emails.flatMap((email) =>
+      email.deliveries.map((job) => ({
+        job,
+        ...(email.stored ? { email: email.stored } : {}),
+        ...(sanitizedHtml === undefined ? {} : { sanitizedHtml }),
+      })),
+    );
     if (jobs.length > 0) delivery.jobsCommitted(jobs);
     // Each newly stored email was committed with its email.received event.
     eventsAppended();

@@ -134,6 +134,8 @@ export class GroupCommitter {
     try {
       return await this.session((db) =>
         db.transaction().execute(async (trx) => {
+          // The session may run this again after a try that failed (see lockWaitingSession).
+          committing = false;
           const result = await work(trx);
           committing = true;
           return result;

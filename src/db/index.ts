@@ -4,6 +4,7 @@ export { fromFlag, toFlag } from './flags.ts';
 export { CommitOutcomeUnknown, GroupCommitter, isCommitOutcomeUnknown, type Session } from './group-committer.ts';
 export { insertRow } from './insert-row.ts';
 export { fromJson } from './json.ts';
+export { lockWaitingSession } from './lock-waiting-session.ts';
 export { migrateToLatest } from './migrate.ts';
 export { listenForNotifications } from './pg-listener.ts';
 export { preparedQuery } from './prepared-query.ts';

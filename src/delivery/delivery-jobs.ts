@@ -1,12 +1,24 @@
 import { newId } from '../core/index.ts';
 import { type Db, insertRow } from '../db/index.ts';
 import type { EndpointType } from '../endpoints/index.ts';
+import type { StoredEmail } from '../mail/index.ts';
 import type { DeliveryJob } from './outbox-store.ts';
 
 /** What a job delivers to: an endpoint of some type, or a legacy webhook. */
 export type JobTarget =
   | { targetType: 'endpoint'; targetId: string; endpointType: EndpointType }
   | { targetType: 'webhook'; targetId: string };
+
+/**
+ * A job as the worker runs it: alone when claimed; when handed over just committed (see DeliveryWorker.take), with
+ * the email as stored, so that the worker need not read it back, and, when ingest sanitized it already (see
+ * buildEmailReceivedPayload), the HTML the webhook body carries.
+ */
+export interface RunnableJob {
+  job: DeliveryJob;
+  email?: StoredEmail;
+  sanitizedHtml?: string;
+}
 
 /** A delivery worker that takes new jobs leased to it as they are inserted (see DeliveryWorker.newJobLease). */
 export interface JobLease {

@@ -2,13 +2,13 @@ import type { Clock, Logger } from '../core/index.ts';
 import { type Db, listenForNotifications } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
-import type { JobLease } from './delivery-jobs.ts';
+import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
 import { type DeliveryObserver, JobRunner } from './job-runner.ts';
-import { type DeliveryFailureObserver, type DeliveryJob, notifyChannel, OutboxStore } from './outbox-store.ts';
+import { type DeliveryFailureObserver, notifyChannel, OutboxStore } from './outbox-store.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
 export interface DeliverySystemOptions {
@@ -113,8 +113,8 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   }
 
   /** Jobs just committed: those leased to this worker it runs; pending ones are queued for any worker. */
-  function jobsCommitted(jobs: readonly DeliveryJob[]): void {
-    const leased = jobs.filter((job) => job.lease_owner === worker.owner);
+  function jobsCommitted(jobs: readonly RunnableJob[]): void {
+    const leased = jobs.filter(({ job }) => job.lease_owner === worker.owner);
     if (leased.length > 0) worker.take(leased);
     if (leased.length < jobs.length) jobsQueued();
   }

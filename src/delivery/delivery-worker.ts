@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
-import type { JobLease } from './delivery-jobs.ts';
+import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import type { JobRunner } from './job-runner.ts';
-import type { DeliveryJob, OutboxStore } from './outbox-store.ts';
+import type { OutboxStore } from './outbox-store.ts';
 
 export interface WorkerSettings {
   concurrency: number;
@@ -14,11 +14,12 @@ export interface WorkerSettings {
 }
 
 /**
- * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as each
- * finishes. Jobs inserted already leased to it (`newJobLease`, `take`) it runs without a claim, before claiming more.
- * `wake()` (called on commit in this process, and on NOTIFY from others) makes it look at once. Between
- * wake-ups it sleeps until the earliest retry it scheduled itself or `pollMs`, whichever is sooner; each poll also
- * asks the database for the earliest due job (other processes' retries, expired leases). Leases of jobs in flight
+ * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as slots
+ * free up, while due jobs may remain. Jobs inserted already leased to it (`newJobLease`, `take`) it runs without a
+ * claim, before claiming more. `wake()` (called on commit of pending jobs in this process, and on NOTIFY from others)
+ * makes it look at once. Between wake-ups it sleeps until the earliest due time it knows of or `pollMs`, whichever
+ * is sooner; each of those looks first asks the database for the earliest due job (its own retries, other
+ * processes', expired leases) and claims only when one is due. Leases of jobs in flight
  * are renewed every third of the lease, with those taken and waiting for a slot, so only a dead (or frozen) worker's
  * jobs are ever taken over.
  */
@@ -32,15 +33,19 @@ export class DeliveryWorker {
   private readonly now: () => Date;
   private readonly inflight = new Map<string, Promise<void>>();
   /** Jobs taken already leased, waiting for a slot. */
-  private readonly waiting: DeliveryJob[] = [];
+  private readonly waiting: RunnableJob[] = [];
   private pumping = false;
   private pumpAgain = false;
   private stopped = true;
-  /** Set by start and the poll timer: the next look also asks the database when the earliest job is due. */
+  /** Set by start and the timer: the next look first asks the database when the earliest job is due. */
   private lookAhead = true;
-  /** The earliest retry this worker scheduled, in ms since the epoch. */
-  private nextRetryAt: number | undefined;
+  /** Whether a claim could find jobs: cleared by a claim that found fewer than it asked for (see look). */
+  private dueMayExist = true;
+  /** The earliest time a job is known to become due, in ms since the epoch. */
+  private nextDueAt: number | undefined;
   private sleepTimer: NodeJS.Timeout | undefined;
+  /** When the timer goes off, on `performance.now()`'s clock. */
+  private sleepUntil = 0;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(deps: {
@@ -84,10 +89,10 @@ export class DeliveryWorker {
   }
 
   /** Runs committed jobs leased to this worker by `newJobLease`; those that find no free slot wait for one. */
-  take(jobs: readonly DeliveryJob[]): void {
+  take(jobs: readonly RunnableJob[]): void {
     if (this.stopped) {
       // Stopped since the lease was given: hand them back, as stop() did its own.
-      const ids = jobs.map((job) => job.id);
+      const ids = jobs.map(({ job }) => job.id);
       this.store
         .release(this.owner, ids, this.now())
         .catch((error) => this.logger.warn({ err: error, deliveryIds: ids }, 'delivery release failed'));
@@ -103,60 +108,84 @@ export class DeliveryWorker {
     }
   }
 
-  private leasedIds(): string[] {
-    return [...this.inflight.keys(), ...this.waiting.map((job) => job.id)];
+  private holds(id: string): boolean {
+    return this.inflight.has(id) || this.waiting.some(({ job }) => job.id === id);
   }
 
-  /** Looks at the outbox now. Calls during a look are folded into one more look right after it. */
+  private leasedIds(): string[] {
+    return [...this.inflight.keys(), ...this.waiting.map(({ job }) => job.id)];
+  }
+
+  /**
+   * Looks at the outbox now: jobs may be due (new pending ones were committed, another process said so). Calls during
+   * a look are folded into one more look right after it.
+   */
   wake(): void {
+    this.dueMayExist = true;
+    this.pump();
+  }
+
+  private pump(): void {
     if (this.stopped) return;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
     }
-    void this.pump();
+    void this.look();
   }
 
-  private async pump(): Promise<void> {
+  /**
+   * Claims while due jobs may exist and a claim is worthwhile. A claim that returns fewer jobs than it asked for
+   * leaves none due: from then on only a wake-up, a retry of its own coming due or the poll (which reads the
+   * earliest due time first, and claims only if it has passed) makes the worker claim again. Finishing jobs do not:
+   * with the fresh jobs handed over leased, a claim per finished delivery would find nothing, at the cost of a write.
+   */
+  private async look(): Promise<void> {
     this.pumping = true;
     clearTimeout(this.sleepTimer);
-    let sleepMs = this.settings.pollMs;
+    this.sleepTimer = undefined;
     try {
-      let drained = false;
       do {
         this.pumpAgain = false;
-        while (!this.stopped && this.claimWorthwhile()) {
+        if (this.lookAhead) {
+          this.lookAhead = false;
+          this.nextDueAt = (await this.store.nextDueAt())?.getTime();
+          if (this.nextDueAt !== undefined && this.nextDueAt <= this.now().getTime()) this.dueMayExist = true;
+        }
+        while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
-          for (const job of jobs) this.launch(job);
-          if (jobs.length < wanted) {
-            drained = true;
-            break;
-          }
+          // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
+          for (const job of jobs) if (!this.holds(job.id)) this.launch({ job });
+          if (jobs.length < wanted) this.dueMayExist = false;
         }
       } while (this.pumpAgain && !this.stopped);
-      if (drained && !this.stopped && this.lookAhead) {
-        this.lookAhead = false;
-        this.nextRetryAt = (await this.store.nextDueAt())?.getTime();
-      }
-      if (this.nextRetryAt !== undefined) {
-        sleepMs = Math.min(sleepMs, Math.max(0, this.nextRetryAt - this.now().getTime()));
-      }
     } catch (error) {
       if (!this.stopped) this.logger.error({ err: error }, 'delivery worker could not claim jobs');
     } finally {
       this.pumping = false;
     }
     if (this.stopped) return;
-    if (this.pumpAgain) return this.wake();
-    // Finishing jobs wake the worker, so a full worker only needs the timer as a fallback.
-    this.sleepTimer = setTimeout(
-      () => {
-        this.lookAhead = true;
-        this.wake();
-      },
-      Math.max(1, sleepMs),
-    );
+    if (this.pumpAgain) return this.pump();
+    this.sleep();
+  }
+
+  /**
+   * Sets the timer for the next look, at the earliest due time known or after `pollMs`, whichever is sooner; a timer
+   * already set to go off sooner stays. The timer's look reads the earliest due time before it claims.
+   */
+  private sleep(): void {
+    const dueIn = this.nextDueAt === undefined ? Number.POSITIVE_INFINITY : this.nextDueAt - this.now().getTime();
+    const delay = Math.max(1, Math.min(this.settings.pollMs, dueIn));
+    const at = performance.now() + delay;
+    if (this.sleepTimer && this.sleepUntil <= at) return;
+    clearTimeout(this.sleepTimer);
+    this.sleepUntil = at;
+    this.sleepTimer = setTimeout(() => {
+      this.sleepTimer = undefined;
+      this.lookAhead = true;
+      this.pump();
+    }, delay);
     this.sleepTimer.unref();
   }
 
@@ -175,12 +204,16 @@ export class DeliveryWorker {
     return this.settings.concurrency - this.inflight.size - this.waiting.length;
   }
 
-  private launch(job: DeliveryJob): void {
+  private launch(runnable: RunnableJob): void {
+    const { job } = runnable;
     const running = this.runner
-      .run(job, this.owner)
+      .run(runnable, this.owner)
       .then((retryAt) => {
         const at = retryAt?.getTime();
-        if (at !== undefined && (this.nextRetryAt === undefined || at < this.nextRetryAt)) this.nextRetryAt = at;
+        if (at !== undefined && (this.nextDueAt === undefined || at < this.nextDueAt)) {
+          this.nextDueAt = at;
+          if (!this.stopped && !this.pumping) this.sleep();
+        }
       })
       .catch((error) => {
         // After stop() the job was handed back and the database may be closing: the next owner retries it.
@@ -190,7 +223,7 @@ export class DeliveryWorker {
       .finally(() => {
         this.inflight.delete(job.id);
         this.launchWaiting();
-        this.wake();
+        if (this.dueMayExist) this.pump();
       });
     this.inflight.set(job.id, running);
   }

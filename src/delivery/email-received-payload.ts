@@ -60,6 +60,11 @@ export function attachmentDownloadUrl(template: string, emailId: string, index: 
  */
 export function buildEmailReceivedPayload(input: {
   email: PayloadEmail;
+  /**
+   * `sanitizeEmailHtml(email.htmlBody)`, when it was computed already: ingest does it once per message routed to a
+   * webhook, off the event loop (see its webhookHtml), and hands it over with the message's fresh jobs.
+   */
+  sanitizedHtml?: string | undefined;
   endpoint: PayloadEndpoint;
   /** The `downloadUrl` template, see attachmentDownloadUrl. */
   attachmentUrl: string;
@@ -94,7 +99,7 @@ export function buildEmailReceivedPayload(input: {
     ...(email.priority === null ? {} : { priority: email.priority }),
   };
   const cleanedContent: Record<string, unknown> = {
-    html: email.htmlBody === null ? null : sanitizeEmailHtml(email.htmlBody),
+    html: email.htmlBody === null ? null : (input.sanitizedHtml ?? sanitizeEmailHtml(email.htmlBody)),
     text: email.textBody,
     hasHtml: Boolean(email.htmlBody),
     hasText: Boolean(email.textBody),

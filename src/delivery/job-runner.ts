@@ -2,6 +2,7 @@ import type { Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
+import type { RunnableJob } from './delivery-jobs.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { HttpSender } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
@@ -42,9 +43,9 @@ export class JobRunner {
     this.deps = deps;
   }
 
-  async run(job: DeliveryJob, owner: string): Promise<Date | undefined> {
+  async run({ job, email: handed, sanitizedHtml }: RunnableJob, owner: string): Promise<Date | undefined> {
     const { store, targets, db } = this.deps;
-    const [email, target] = await Promise.all([findStoredEmail(db, job.email_id), targets.load(job)]);
+    const [email, target] = await Promise.all([handed ?? findStoredEmail(db, job.email_id), targets.load(job)]);
     if (!email || !target?.isActive) {
       const reason = !email ? 'Email not found' : !target ? 'Endpoint not found' : 'Endpoint is inactive';
       await store.abandon(job, owner, reason, this.deps.now());
@@ -52,7 +53,7 @@ export class JobRunner {
     }
     const result =
       target.kind === 'webhook'
-        ? await this.runWebhook(job, owner, email, target)
+        ? await this.runWebhook(job, owner, email, target, sanitizedHtml)
         : await this.runForward(job, owner, email, target);
     return result.status === 'retry' ? result.at : undefined;
   }
@@ -76,11 +77,13 @@ export class JobRunner {
     owner: string,
     email: StoredEmail,
     target: WebhookTarget,
+    sanitizedHtml: string | undefined,
   ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
     const request = buildWebhookRequest({
       target,
       email,
+      sanitizedHtml,
       webhookId: job.id,
       timestamp: startedAt,
       attachmentUrl: this.deps.attachmentUrl,

@@ -8,6 +8,9 @@ import {
   type DeliveryStatus,
   GroupCommitter,
   insertRow,
+  lockWaitingSession,
+  preparedQuery,
+  type Session,
 } from '../db/index.ts';
 import { appendEvents, type NewEvent } from '../events/index.ts';
 
@@ -85,6 +88,8 @@ export class OutboxStore {
   private readonly db: Db;
   private readonly postgres: boolean;
   private readonly attempts: GroupCommitter;
+  /** Where every change to the outbox runs (see the constructor). */
+  private readonly session: Session;
   /** Called after a commit that appended events (delivery.succeeded, delivery.failed). */
   private readonly eventsAppended: () => void;
   private readonly failures: DeliveryFailureObserver | undefined;
@@ -101,10 +106,17 @@ export class OutboxStore {
     this.postgres = kind === 'postgres';
     this.eventsAppended = eventsAppended;
     this.failures = failures;
+    // On SQLite the outbox's writes commit without syncing the WAL: a synced commit blocked the event loop for its
+    // fsync and held the write lock through it, while ingest's writer slept in SQLite's busy handler. A process crash
+    // loses nothing (the WAL is written); a power loss can lose the latest of them, which only makes their jobs due
+    // again, to be attempted again: at-least-once allows it. The next synced commit (ingest's) syncs them. And they
+    // wait for the write lock on a timer, never with the event loop stopped, for as long as another connection holds
+    // it: an attempt whose record gave up would be sent again once its lease ran out.
+    this.session = this.postgres ? (work) => work(db) : lockWaitingSession(db);
     this.attempts = new GroupCommitter(db, {
       maxBatch: maxAttemptsBatch,
       gatherMs: ATTEMPTS_GATHER_MS,
-      session: (work) => this.bookkeeping(work),
+      session: this.session,
     });
   }
 
@@ -124,7 +136,7 @@ export class OutboxStore {
       .orderBy('next_attempt_at')
       .limit(limit);
     if (this.postgres) due = due.forUpdate().skipLocked();
-    return this.bookkeeping((db) =>
+    return this.session((db) =>
       db
         .with('due', () => due)
         .updateTable('deliveries')
@@ -145,25 +157,29 @@ export class OutboxStore {
   async extendLeases(owner: string, ids: string[], now: Date, leaseMs: number): Promise<void> {
     if (ids.length === 0) return;
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    await this.db
-      .updateTable('deliveries')
-      .set({ lease_expires_at: until, next_attempt_at: until })
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'processing')
-      .where('id', 'in', ids)
-      .execute();
+    await this.session((db) =>
+      db
+        .updateTable('deliveries')
+        .set({ lease_expires_at: until, next_attempt_at: until })
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'processing')
+        .where('id', 'in', ids)
+        .execute(),
+    );
   }
 
   /** Gives unfinished jobs back (graceful shutdown), due at once for whichever worker comes next. */
   async release(owner: string, ids: string[], now: Date): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .updateTable('deliveries')
-      .set({ status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now.toISOString() })
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'processing')
-      .where('id', 'in', ids)
-      .execute();
+    await this.session((db) =>
+      db
+        .updateTable('deliveries')
+        .set({ status: 'pending', lease_owner: null, lease_expires_at: null, next_attempt_at: now.toISOString() })
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'processing')
+        .where('id', 'in', ids)
+        .execute(),
+    );
   }
 
   /** The earliest time any job becomes due, or undefined when the outbox is idle. */
@@ -188,48 +204,29 @@ export class OutboxStore {
     if (toldFailure) this.failures?.committed();
   }
 
-  /**
-   * Runs a claim or the recording of attempts. On SQLite it commits without syncing the WAL (synchronous NORMAL,
-   * on a connection held throughout, its level put back after): a synced commit blocked the event loop for its
-   * fsync and held the write lock through it, while ingest's writer slept in SQLite's busy handler. A process crash
-   * loses nothing (the WAL is written); a power loss can lose the latest of these commits, which only makes their
-   * jobs due again, to be attempted again: at-least-once allows it. The next synced commit (ingest's) syncs them.
-   */
-  private async bookkeeping<T>(work: (db: Db) => Promise<T>): Promise<T> {
-    if (this.postgres) return work(this.db);
-    return this.db.connection().execute(async (connection) => {
-      const { rows } = await sql<{ synchronous: number }>`PRAGMA main.synchronous`.execute(connection);
-      const level = rows[0]!.synchronous;
-      await sql`PRAGMA main.synchronous = NORMAL`.execute(connection);
-      try {
-        return await work(connection);
-      } finally {
-        await sql.raw(`PRAGMA main.synchronous = ${level}`).execute(connection);
-      }
-    });
-  }
-
   /** Ends a job without an attempt (its target is gone or switched off). */
   async abandon(job: DeliveryJob, owner: string, reason: string, now: Date): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      const ended = await trx
-        .updateTable('deliveries')
-        .set({
-          status: 'failed',
-          next_attempt_at: null,
-          lease_owner: null,
-          lease_expires_at: null,
-          last_error: reason,
-          updated_at: now.toISOString(),
-        })
-        .where('id', '=', job.id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      if (Number(ended.numUpdatedRows) === 0) return;
-      await appendEvents(trx, [
-        deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
-      ]);
-    });
+    await this.session((db) =>
+      db.transaction().execute(async (trx) => {
+        const ended = await trx
+          .updateTable('deliveries')
+          .set({
+            status: 'failed',
+            next_attempt_at: null,
+            lease_owner: null,
+            lease_expires_at: null,
+            last_error: reason,
+            updated_at: now.toISOString(),
+          })
+          .where('id', '=', job.id)
+          .where('lease_owner', '=', owner)
+          .executeTakeFirst();
+        if (Number(ended.numUpdatedRows) === 0) return;
+        await appendEvents(trx, [
+          deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
+        ]);
+      }),
+    );
     this.eventsAppended();
   }
 
@@ -256,6 +253,41 @@ export class OutboxStore {
   }
 }
 
+/** A job's state after an attempt, fenced by its owner; prepared, as it runs for every attempt. */
+const finishJob = preparedQuery(
+  (
+    db,
+    values: {
+      id: string;
+      owner: string;
+      status: string;
+      nextAttemptAt: string | null;
+      lastAttemptAt: string;
+      statusCode: number | null;
+      error: string | null;
+      responseData: string;
+      updatedAt: string;
+    },
+  ) =>
+    db
+      .updateTable('deliveries')
+      .set((eb) => ({
+        status: values.status as DeliveryStatus,
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: values.nextAttemptAt,
+        lease_owner: null,
+        lease_expires_at: null,
+        last_attempt_at: values.lastAttemptAt,
+        last_status_code: values.statusCode,
+        last_error: values.error,
+        response_data: values.responseData,
+        updated_at: values.updatedAt,
+      }))
+      .where('id', '=', values.id)
+      .where('lease_owner', '=', values.owner)
+      .returning('attempts'),
+);
+
 /**
  * One attempt's unit of work: the job's new state, fenced by its owner, the attempt's log row and its event, and a
  * failed end told to `failures`. Resolves to whether it told one.
@@ -279,24 +311,17 @@ async function recordAttempt(
     worker: owner,
     ...attempt.details,
   };
-  const updated = await trx
-    .updateTable('deliveries')
-    .set((eb) => ({
-      status,
-      attempts: eb('attempts', '+', 1),
-      next_attempt_at: result.status === 'retry' ? result.at.toISOString() : null,
-      lease_owner: null,
-      lease_expires_at: null,
-      last_attempt_at: attempt.startedAt.toISOString(),
-      last_status_code: attempt.statusCode,
-      last_error: attempt.error,
-      response_data: JSON.stringify(responseData),
-      updated_at: now,
-    }))
-    .where('id', '=', job.id)
-    .where('lease_owner', '=', owner)
-    .returning('attempts')
-    .executeTakeFirst();
+  const [updated] = await finishJob(trx, {
+    id: job.id,
+    owner,
+    status,
+    nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
+    lastAttemptAt: attempt.startedAt.toISOString(),
+    statusCode: attempt.statusCode,
+    error: attempt.error,
+    responseData: JSON.stringify(responseData),
+    updatedAt: now,
+  });
   const attemptNumber = updated ? Number(updated.attempts) : job.attempts + 1;
   await insertRow(trx, 'delivery_attempts', {
     id: newId('dla'),

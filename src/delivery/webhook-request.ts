@@ -6,6 +6,8 @@ import { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
 export interface WebhookRequestInput {
   target: WebhookTarget;
   email: PayloadEmail;
+  /** The email's HTML sanitized already (see buildEmailReceivedPayload). */
+  sanitizedHtml?: string | undefined;
   /** Standard Webhooks `webhook-id`: the delivery id, stable across retries so receivers can dedupe. */
   webhookId: string;
   timestamp: Date;
@@ -26,6 +28,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
   const { target, email, timestamp } = input;
   const { body, trimmed } = buildEmailReceivedPayload({
     email,
+    sanitizedHtml: input.sanitizedHtml,
     endpoint: { id: target.id, name: target.name, type: 'webhook' },
     attachmentUrl: input.attachmentUrl,
     timestamp,

@@ -59,6 +59,18 @@ const webhookState = preparedQuery((db, { id, accountId }: { id: string; account
   db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
 );
 
+/** What a delivery reads of its target, for each job (see DeliveryTargets.load). */
+const endpointRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
+  db
+    .selectFrom('endpoints')
+    .select(['id', 'account_id', 'name', 'type', 'config', 'is_active'])
+    .where('id', '=', id)
+    .where('account_id', '=', accountId),
+);
+const webhookRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
+  db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+);
+
 /** The type of the account's endpoint if it is active, read in the caller's transaction (ingest's). */
 export async function activeEndpointType(db: Db, accountId: string, id: string): Promise<EndpointType | undefined> {
   const [endpoint] = await endpointState(db, { id, accountId });
@@ -94,12 +106,7 @@ export class DeliveryTargets {
   }
 
   async loadEndpoint(accountId: string, id: string): Promise<DeliveryTarget | undefined> {
-    const row = await this.db
-      .selectFrom('endpoints')
-      .select(['id', 'account_id', 'name', 'type', 'config', 'is_active'])
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+    const [row] = await endpointRow(this.db, { id, accountId });
     if (!row) return undefined;
     const config = JSON.parse(row.config) as Record<string, unknown>;
     const base = {
@@ -140,12 +147,7 @@ export class DeliveryTargets {
   }
 
   private async loadLegacyWebhook(accountId: string, id: string): Promise<WebhookTarget | undefined> {
-    const row = await this.db
-      .selectFrom('webhooks')
-      .selectAll()
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+    const [row] = await webhookRow(this.db, { id, accountId });
     if (!row) return undefined;
     return {
       kind: 'webhook',

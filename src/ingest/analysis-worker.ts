@@ -2,7 +2,7 @@ import { workerData } from 'node:worker_threads';
 import type { SpamdConfig } from '../config/index.ts';
 import { createDnsLookup } from '../dns/index.ts';
 import { type ParsedMessage, parseMessage } from '../mime/index.ts';
-import { type Analysis, contentSha256 } from './analysis.ts';
+import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
 import { createSpamScanner } from './spamd.ts';
 import { createVerdictChecker } from './verdicts.ts';
 import { serveRequests } from './worker-pool.ts';
@@ -15,6 +15,8 @@ export interface AnalysisRequest {
   clientIp: string;
   helo: string;
   mailFrom: string;
+  /** A recipient's route sends the message to a webhook (see webhookHtml). */
+  routedToWebhook: boolean;
 }
 
 export interface AnalysisWorkerData {
@@ -59,5 +61,10 @@ serveRequests<AnalysisRequest, Analysis>(async (request) => {
       mta: mxHost,
     }),
   ]);
-  return { parsed, verdicts, contentSha256: contentSha256(chunks) };
+  return {
+    parsed,
+    verdicts,
+    contentSha256: contentSha256(chunks),
+    sanitizedHtml: webhookHtml(parsed, request.routedToWebhook),
+  };
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sanitizeEmailHtml } from '../mail/index.ts';
 import type { ParsedMessage } from '../mime/index.ts';
 import type { Verdicts } from './verdicts.ts';
 
@@ -8,6 +9,18 @@ export interface Analysis {
   verdicts: Verdicts;
   /** See contentSha256. */
   contentSha256: string;
+  /** See webhookHtml. */
+  sanitizedHtml?: string;
+}
+
+/**
+ * The HTML body sanitized as a webhook body carries it (`cleanedContent.html`), when a recipient's route sends the
+ * message to a webhook and it has HTML: computed once per message with its analysis, off the event loop, instead of
+ * per webhook on the event loop (a few milliseconds for 10 KB of HTML). It goes to the delivery worker with the
+ * message's fresh jobs, not to the database; a job claimed later sanitizes again.
+ */
+export function webhookHtml(parsed: ParsedMessage, routedToWebhook: boolean): string | undefined {
+  return routedToWebhook && parsed.htmlBody !== null ? sanitizeEmailHtml(parsed.htmlBody) : undefined;
 }
 
 /**

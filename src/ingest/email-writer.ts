@@ -4,7 +4,7 @@ import { type Database, type EmailsTable, insertRow, preparedQuery } from '../db
 import { type DeliveryJob, insertDeliveryJob, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { appendEvents, type NewEvent } from '../events/index.ts';
-import { toEmailRow } from '../mail/index.ts';
+import { type StoredEmail, toEmailRow, toStoredEmail } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { RuleOutcome } from '../rules/index.ts';
 import { postgresSearchVectors } from '../search/index.ts';
@@ -43,6 +43,11 @@ export interface WrittenEmail {
   duplicate: boolean;
   /** The delivery jobs queued for it, as inserted. */
   deliveries: DeliveryJob[];
+  /**
+   * The email as stored, when its jobs were inserted leased to this process's worker: handed to it with them, so
+   * that it need not read the row back.
+   */
+  stored?: StoredEmail;
 }
 
 function arrival(route: RuledRoute) {
@@ -208,7 +213,13 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
         await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now, message.jobLease),
       );
     }
-    written.push({ id, ...arrival(route), duplicate: false, deliveries });
+    written.push({
+      id,
+      ...arrival(route),
+      duplicate: false,
+      deliveries,
+      ...(message.jobLease && deliveries.length > 0 ? { stored: toStoredEmail(row) } : {}),
+    });
     events.push({
       accountId: route.accountId,
       type: 'email.received',

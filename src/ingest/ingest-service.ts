@@ -6,7 +6,7 @@ import { isCommitOutcomeUnknown } from '../db/index.ts';
 import type { JobLease } from '../delivery/index.ts';
 import { parseMessage } from '../mime/index.ts';
 import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
-import { type Analysis, contentSha256 } from './analysis.ts';
+import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
 import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, RuledRoute, WrittenEmail } from './email-writer.ts';
 import { receivedHeader } from './received-header.ts';
@@ -68,7 +68,11 @@ export interface IngestDependencies {
 /** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
 export const INGEST_THREAD_NAMES = { analysis: 'ingest-analysis', writer: 'ingest-writer' } as const;
 
-export type CommittedListener = (emails: WrittenEmail[]) => void;
+/**
+ * Told of each commit's newly stored emails (with the jobs queued for them, and each email as stored when its jobs
+ * were leased), and the message's HTML sanitized for webhook bodies when a route sends it to one (see webhookHtml).
+ */
+export type CommittedListener = (emails: WrittenEmail[], sanitizedHtml: string | undefined) => void;
 
 /** Where a message's raw bytes go: its blob store answers with the key to read them by. */
 function blobNameFor(queueId: string, at: Date): string {
@@ -106,14 +110,30 @@ export function createIngestService(deps: IngestDependencies) {
       helo: message.helo ?? '',
       mailFrom: message.mailFrom ?? '',
     };
+    // A rule may still route a copy to a webhook; its job then sanitizes the HTML itself.
+    const routedToWebhook = message.recipients.some(
+      ({ target }) => target.kind === 'webhook' || (target.kind === 'endpoint' && target.endpointType === 'webhook'),
+    );
     // The trace header crosses as text: a small Buffer is a view of Node's shared 8 KiB allocation pool, and posting
     // a view copies the whole pool with it.
-    if (pool) return pool.request({ chunks: message.raw, receivedHeader: trace.toString('latin1'), ...request });
+    if (pool) {
+      return pool.request({
+        chunks: message.raw,
+        receivedHeader: trace.toString('latin1'),
+        routedToWebhook,
+        ...request,
+      });
+    }
     const [parsed, verdicts] = await Promise.all([
       parseMessage(message.raw),
       checkVerdicts({ chunks: message.raw, receivedHeader: trace, ...request, mta: deps.mxHost }),
     ]);
-    return { parsed, verdicts, contentSha256: contentSha256(message.raw) };
+    return {
+      parsed,
+      verdicts,
+      contentSha256: contentSha256(message.raw),
+      sanitizedHtml: webhookHtml(parsed, routedToWebhook),
+    };
   }
   /** Each recipient with what its account's rules decided: they see the envelope, the parsed message and verdicts. */
   function applyRules(message: IncomingMessage, analysis: Analysis): Promise<RuledRoute[]> {
@@ -193,6 +213,8 @@ export function createIngestService(deps: IngestDependencies) {
       await discardBlob(blobKey);
       throw error;
     }
+    // The sanitized HTML stays here, for the delivery worker: the writer has no use for it.
+    const { sanitizedHtml, ...analyzed } = analysis.value;
     const prepared: PreparedMessage = {
       queueId,
       blobKey,
@@ -203,7 +225,7 @@ export function createIngestService(deps: IngestDependencies) {
       recipients,
       receivedAt: message.receivedAt,
       jobLease: deps.newJobLease?.(),
-      ...analysis.value,
+      ...analyzed,
     };
 
     let emails: WrittenEmail[];
@@ -237,7 +259,7 @@ export function createIngestService(deps: IngestDependencies) {
     } else {
       for (const listener of listeners) {
         try {
-          listener(fresh);
+          listener(fresh, sanitizedHtml);
         } catch (error) {
           deps.logger.error({ err: error }, 'onCommitted listener failed');
         }

@@ -25,5 +25,6 @@ export {
   type RuleMatch,
   type StoredEmail,
   toEmailRow,
+  toStoredEmail,
 } from './stored-email.ts';
 export { type ThreadListQuery, type ThreadSummary, ThreadsService } from './threads-service.ts';

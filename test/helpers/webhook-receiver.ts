@@ -11,8 +11,13 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-/** How to answer one request: a status with optional headers, body and delay, or `hang` to never answer. */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
+/**
+ * How to answer one request: a status with optional headers, body, and delay or promise to answer after, or `hang`
+ * to never answer.
+ */
+export type Answer =
+  | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number; after?: Promise<unknown> }
+  | 'hang';
 
 /**
  * A webhook receiver on loopback that records every request and answers as told: a script of answers used in order
@@ -56,7 +61,13 @@ export async function startWebhookReceiver(port = 0) {
         const answer = answerFor();
         answered++;
         if (answer === 'hang') hanging.add(response);
-        else if (answer.delayMs) {
+        else if (answer.after) {
+          hanging.add(response);
+          void answer.after.then(() => {
+            if (!hanging.delete(response)) return;
+            response.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+          });
+        } else if (answer.delayMs) {
           hanging.add(response);
           setTimeout(() => {
             hanging.delete(response);
