@@ -2,19 +2,12 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { AccountsService } from './accounts/index.ts';
 import { EmailAddressesService } from './addresses/index.ts';
-import { AlertChecks, AlertNotifier, AlertsService, startAlertSweeper } from './alerts/index.ts';
+import { createAlertSystem, startAlertSweeper } from './alerts/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, FixedWindowRateLimiter, type Logger, systemClock } from './core/index.ts';
 import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
-import {
-  createDeliverySystem,
-  createHttpSender,
-  createRetryPolicy,
-  type DeliverySystem,
-  deliveredSince,
-  deliveryHistory,
-} from './delivery/index.ts';
+import { createDeliverySystem, type DeliverySystem, deliveredSince, deliveryHistory } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainHealth, DomainsService, startDomainVerifier } from './domains/index.ts';
 import { assertPublicUrl, EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
@@ -201,12 +194,11 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     eventsAppended,
   });
   const targetsOf = (type: 'endpoint' | 'webhook') => (type === 'endpoint' ? endpoints : webhooks);
-  const alertChecks = new AlertChecks({
+  const alertSystem = createAlertSystem({
     db,
     dialect: database.kind,
     clock,
-    checkIntervalMs: config.alerts.checkIntervalMs,
-    dnsCheckIntervalMs: config.alerts.dnsCheckIntervalMs,
+    logger,
     sources: {
       recheckDomains: (intervalMs) => domainHealth.recheckDue(intervalMs),
       domainVerified: (accountId, domainId) => domainHealth.isVerified(accountId, domainId),
@@ -224,26 +216,12 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       target: async (accountId, type, id) => (await targetsOf(type).targets(accountId, [id])).get(id),
       deliveredSince: (type, id, since) => deliveredSince(db, type, id, since),
     },
-  });
-  const alertSender = createHttpSender(guard);
-  const alertNotifier = new AlertNotifier({
-    db,
-    dialect: database.kind,
-    clock,
-    http: alertSender,
-    policy: createRetryPolicy(config.delivery.retryScale),
-    userAgent: `Mailroom-Alerts/${VERSION}`,
-    logger,
-  });
-  const alerts = new AlertsService({
-    db,
-    clock,
-    checks: alertChecks,
-    notifier: alertNotifier,
+    guard,
     assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: config.allowPrivateDestinations, dns }),
     eventsAppended,
-    logger,
+    settings: { ...config.alerts, retryScale: config.delivery.retryScale, version: VERSION },
   });
+  const alerts = alertSystem.service;
   const delivery = createDeliverySystem({
     db,
     database:
@@ -378,13 +356,12 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await verifier?.stop();
       await retentionSweeper?.stop();
       await alertSweeper?.stop();
-      await alertNotifier.stop();
+      await alertSystem.stop();
       await smtp.close();
       const settled = await ingest.drain();
       await alerts.idle();
       await accountVolume?.settled();
       await delivery.stop();
-      alertSender.close();
       // Open event streams are ended as the HTTP server closes (its preClose hook); then the hub stops reading.
       await http.close();
       await metricsServer?.close();

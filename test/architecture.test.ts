@@ -175,3 +175,15 @@ test('architecture: the check reports an import around index.ts and one against 
     ],
   );
 });
+
+test('architecture: no source file under src/ is over 400 lines', () => {
+  const files = (function all(dir: string): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? all(join(dir, entry.name)) : [join(dir, entry.name)],
+    );
+  })(SRC).filter((file) => /\.(ts|js|css|html)$/.test(file));
+  const long = files
+    .map((file) => ({ file: relative(SRC, file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+    .filter(({ lines }) => lines > 400);
+  assert.deepEqual(long, []);
+});
