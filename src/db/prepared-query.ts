@@ -12,6 +12,22 @@ interface Template {
   parameters: ParameterSource[];
 }
 
+/**
+ * The names under which PostgreSQL connections keep the prepared inserts (see preparedStatementName). Templates are
+ * few (one per query, shape and dialect) and live as long as the process, and so do these names.
+ */
+const statementNames = new Map<string, string>();
+
+/**
+ * The name under which a PostgreSQL connection keeps `sql` prepared, when it is a prepared query's insert: it is then
+ * parsed and planned once per connection instead of at every run (see openPostgres). Only inserts: a query that
+ * chooses an index would keep the plan made for its first values (a generic plan), and one made while a table was
+ * still nearly empty walked a whole account's emails for each message (the Message-ID lookup by the thread index).
+ */
+export function preparedStatementName(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 /** Stands for a value while the query is compiled; no real value contains a NUL followed by this text. */
 const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${index === undefined ? '' : `:${index}`}`;
 
@@ -45,6 +61,9 @@ export function preparedQuery<Values extends Record<string, PreparedValue>, Row>
     const compiled = build(db, placeholders as Values).compile();
     const unused = [...sources].filter(([name]) => !compiled.parameters.includes(name)).map(([, source]) => source.key);
     if (unused.length > 0) throw new Error(`prepared query does not use ${[...new Set(unused)]} as parameters`);
+    if (/^insert into /.test(compiled.sql) && !statementNames.has(compiled.sql)) {
+      statementNames.set(compiled.sql, `mailroom_insert_${statementNames.size + 1}`);
+    }
     return {
       sql: compiled.sql,
       parameters: compiled.parameters.map((parameter) => sources.get(parameter) ?? { constant: parameter }),
