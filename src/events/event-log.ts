@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import { Invalid } from '../core/index.ts';
-import type { Database, Db } from '../db/index.ts';
+import { type Database, type Db, insertRows } from '../db/index.ts';
 
 export type EventType = 'email.received' | 'delivery.succeeded' | 'delivery.failed' | 'domain.status_changed';
 
@@ -47,17 +47,16 @@ function isPostgres(db: Db | Transaction<Database>): boolean {
 export async function appendEvents(trx: Transaction<Database>, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const createdAt = new Date().toISOString();
-  await trx
-    .insertInto('events')
-    .values(
-      events.map((event) => ({
-        account_id: event.accountId,
-        type: event.type,
-        data: JSON.stringify(event.data),
-        created_at: createdAt,
-      })),
-    )
-    .execute();
+  await insertRows(
+    trx,
+    'events',
+    events.map((event) => ({
+      account_id: event.accountId,
+      type: event.type,
+      data: JSON.stringify(event.data),
+      created_at: createdAt,
+    })),
+  );
 }
 
 /** The SSE id of a row: `<id>` on SQLite, `<txid>-<id>` on PostgreSQL. Clients treat it as opaque. */

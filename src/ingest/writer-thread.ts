@@ -2,7 +2,7 @@ import { workerData } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { DatabaseConfig } from '../config/index.ts';
 import { GroupCommitter, openDatabase } from '../db/index.ts';
-import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
+import { type PreparedMessage, type WrittenEmail, writeMessages } from './email-writer.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface WriteRequest {
@@ -39,7 +39,7 @@ const committer = new GroupCommitter(handle.db, {
 });
 
 serveRequests<WriteRequest, WrittenEmail[]>(
-  ({ message, othersComing }) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
+  ({ message, othersComing }) => committer.runBatched(message, writeMessages, { othersComing }),
   async () => {
     await committer.idle();
     await handle.close();
