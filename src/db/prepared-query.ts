@@ -13,16 +13,18 @@ interface Template {
 }
 
 /**
- * The names under which PostgreSQL connections keep the prepared inserts (see preparedStatementName). Templates are
- * few (one per query, shape and dialect) and live as long as the process, and so do these names.
+ * The names under which PostgreSQL connections keep prepared queries as statements of their own (see
+ * preparedStatementName). Templates are few (one per query, shape and dialect) and live as long as the process, and
+ * so do these names.
  */
 const statementNames = new Map<string, string>();
 
 /**
- * The name under which a PostgreSQL connection keeps `sql` prepared, when it is a prepared query's insert: it is then
- * parsed and planned once per connection instead of at every run (see openPostgres). Only inserts: a query that
- * chooses an index would keep the plan made for its first values (a generic plan), and one made while a table was
- * still nearly empty walked a whole account's emails for each message (the Message-ID lookup by the thread index).
+ * The name under which a PostgreSQL connection keeps `sql` prepared, when it is a prepared query's insert or one
+ * marked `named`: it is then parsed once per connection, and after five runs PostgreSQL may keep one plan for every
+ * value (a generic plan) instead of planning each run (see openPostgres). Other queries are parsed and planned at
+ * every run: a generic plan made while a table was still nearly empty keeps an index that fits it then; the
+ * Message-ID lookup kept walking a whole account's emails by the thread index, for each message.
  */
 export function preparedStatementName(sql: string): string | undefined {
   return statementNames.get(sql);
@@ -38,10 +40,12 @@ const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${ind
  *
  * `build` must use each value only as a query parameter and must not branch on it: it runs once, with placeholders
  * standing in for the values. A value missing from the compiled parameters is reported at once. A list value is
- * compiled once per length.
+ * compiled once per length. `named`: PostgreSQL keeps it prepared on each connection (see preparedStatementName), for
+ * a query whose tables are found by unique keys and stay small (configuration), so that any plan reads few rows.
  */
 export function preparedQuery<Values extends Record<string, PreparedValue>, Row>(
   build: (db: Kysely<Database>, values: Values) => Compilable<Row>,
+  options: { named?: boolean } = {},
 ) {
   const templates = new WeakMap<DialectAdapter, Map<string, Template>>();
 
@@ -61,8 +65,8 @@ export function preparedQuery<Values extends Record<string, PreparedValue>, Row>
     const compiled = build(db, placeholders as Values).compile();
     const unused = [...sources].filter(([name]) => !compiled.parameters.includes(name)).map(([, source]) => source.key);
     if (unused.length > 0) throw new Error(`prepared query does not use ${[...new Set(unused)]} as parameters`);
-    if (/^insert into /.test(compiled.sql) && !statementNames.has(compiled.sql)) {
-      statementNames.set(compiled.sql, `mailroom_insert_${statementNames.size + 1}`);
+    if ((options.named || /^insert into /.test(compiled.sql)) && !statementNames.has(compiled.sql)) {
+      statementNames.set(compiled.sql, `mailroom_${statementNames.size + 1}`);
     }
     return {
       sql: compiled.sql,
