@@ -4,11 +4,13 @@
  *   - steady: messages at a fixed rate (default 100/s), latency p50/p99;
  *   - burst: 5,000 messages as fast as the SMTP clients go, then the time until the last webhook arrives, and a
  *     check that no job is left pending or processing.
+ * `npm run bench` runs it on SQLite and, given BENCH_DATABASE_URL, on PostgreSQL (a schema of its own, dropped after).
  * The webhook can arrive before the client has read the 250 (the worker is woken on commit, before the reply is
  * written), so a latency can be slightly negative; it is reported as measured.
  */
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
+import pg from 'pg';
 import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
@@ -22,7 +24,9 @@ export interface E2eOptions {
   burst: number;
   /** SMTP connections used by the client. */
   connections: number;
-  /** Extra environment for the Mailroom process. PostgreSQL is used when TEST_DATABASE_URL is set. */
+  /** PostgreSQL server to run on (in a schema of its own); SQLite without it. */
+  databaseUrl?: string;
+  /** Extra environment for the Mailroom process. */
   env?: Record<string, string>;
 }
 
@@ -59,17 +63,20 @@ const now = () => performance.timeOrigin + performance.now();
 
 export async function runE2e(options: E2eOptions): Promise<E2eResult> {
   const apiKey = `mr_bench_${randomBytes(16).toString('hex')}`;
+  const schema = options.databaseUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
   const dns = await startDnsServer();
   const receiver = await startWebhookReceiver();
   const installation = await createInstallation({
     MAILROOM_API_KEY: apiKey,
     DNS_SERVERS: dns.address,
     LOG_LEVEL: 'error',
-    // The production default; the test helper's small pool would make PostgreSQL the bottleneck.
-    DATABASE_POOL_SIZE: '10',
     // Every client connection comes from loopback.
     SMTP_MAX_CONNECTIONS_PER_IP: String(options.connections),
     ...options.env,
+    // The production default pool size; the test helper's small pool would make PostgreSQL the bottleneck.
+    ...(options.databaseUrl
+      ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: schema!, DATABASE_POOL_SIZE: '10' }
+      : {}),
   });
   const mailroom = await startMailroom(installation.env, apiKey);
   const transport = nodemailer.createTransport({
@@ -144,13 +151,19 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
       drainSeconds: Math.round((drained - burstStart) / 10) / 100,
       leftPending: Number(pending!.body.pagination.total) + Number(processing!.body.pagination.total),
     };
-    return { database: installation.env.DATABASE_URL ? 'postgres' : 'sqlite', steady, burst };
+    return { database: options.databaseUrl ? 'postgres' : 'sqlite', steady, burst };
   } finally {
     transport.close();
     await mailroom.stop();
     await receiver.close();
     await dns.close();
     await installation.remove();
+    if (schema && options.databaseUrl) {
+      const client = new pg.Client({ connectionString: options.databaseUrl });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    }
   }
 }
 
@@ -183,6 +196,7 @@ if (import.meta.main) {
     steadySeconds: Number(process.env.BENCH_E2E_SECONDS ?? 10),
     burst: Number(process.env.BENCH_E2E_BURST ?? 5000),
     connections: Number(process.env.BENCH_E2E_CONNECTIONS ?? 20),
+    databaseUrl: process.env.BENCH_DATABASE_URL,
   });
   process.stdout.write(`${formatE2e(result)}\n${JSON.stringify(result)}\n`);
 }

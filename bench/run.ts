@@ -3,7 +3,8 @@
  *   BENCH=ingest,e2e,search (default)      which scenarios to run; `console` runs search and also times the web
  *                                         console's first inbox page over its database (see bench/console.ts)
  *   SEARCH_MESSAGES=1000000                 emails the search scenario generates (see bench/search.ts)
- *   BENCH_DATABASE_URL=postgres://...     also run the ingest scenario on PostgreSQL (default: TEST_DATABASE_URL)
+ *   BENCH_DATABASE_URL=postgres://...     also run the ingest, e2e and search scenarios on PostgreSQL (default:
+ *                                         TEST_DATABASE_URL)
  *   INGEST_WORKERS=N                      passed to Mailroom (parse/verdict worker threads)
  *   MAILROOM_NODE_OPTIONS=...             NODE_OPTIONS of the ingest scenario's Mailroom process, e.g.
  *                                         `--cpu-prof --cpu-prof-dir=/tmp/prof` (written when it stops)
@@ -14,7 +15,6 @@
  *                                         runs a trial of each beside the discard server's, in rounds
  *   INGEST_SENDERS=one,mixed              the ingest scenario's senders: all unsigned from one sender, and half of
  *                                         the messages DKIM-signed by 1,000 sender domains (see bench/senders.ts)
- * The e2e scenario runs once, on PostgreSQL when TEST_DATABASE_URL is set, else on SQLite (see bench/e2e.ts).
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
 import { timeConsoleFirstPage } from './console.ts';
@@ -68,11 +68,11 @@ for (const databaseUrl of databases) {
     results.search!.push(result);
     process.stdout.write(`${formatSearch(result)}\n\n`);
   }
-}
-if (which.has('e2e')) {
-  const result = await runE2e({ rate: 100, steadySeconds: 10, burst: 5000, connections: 20 });
-  results.e2e!.push(result);
-  process.stdout.write(`${formatE2e(result)}\n\n`);
+  if (which.has('e2e')) {
+    const result = await runE2e({ rate: 100, steadySeconds: 10, burst: 5000, connections: 20, databaseUrl });
+    results.e2e!.push(result);
+    process.stdout.write(`${formatE2e(result)}\n\n`);
+  }
 }
 if (!postgresUrl) process.stdout.write('PostgreSQL skipped: set BENCH_DATABASE_URL to include it.\n');
 process.stdout.write(`${JSON.stringify(results)}\n`);

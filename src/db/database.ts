@@ -4,6 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/index.ts';
+import { preparedStatementName } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 
@@ -72,5 +73,18 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     max: config.poolSize,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
+  pool.on('connect', prepareNamedStatements);
   return new PostgresDialect({ pool });
+}
+
+/**
+ * Runs the prepared queries (see preparedQuery) as named statements on this connection: parsed and planned once,
+ * then only bound and executed. Kysely passes every query as text and values, so the name is looked up by its text.
+ */
+function prepareNamedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => unknown;
+  client.query = ((config: unknown, ...rest: unknown[]) => {
+    const name = typeof config === 'string' ? preparedStatementName(config) : undefined;
+    return name ? query({ name, text: config, values: rest[0] }, ...rest.slice(1)) : query(config, ...rest);
+  }) as typeof client.query;
 }

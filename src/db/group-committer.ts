@@ -4,11 +4,15 @@ import type { Database } from './schema.ts';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 
+/** Writes several units' items in one go (e.g. one multi-row insert per table), returning each item's result in order. */
+export type BatchWork<I, T> = (trx: Transaction<Database>, items: readonly I[]) => Promise<T[]>;
+
 /** Runs `work` with a database handle, e.g. on one connection set up for it and put back after. */
 export type Session = <T>(work: (db: Db) => Promise<T>) => Promise<T>;
 
 interface Pending<T> {
-  work: Work<T>;
+  item: unknown;
+  write: BatchWork<unknown, T>;
   resolve(value: T): void;
   reject(error: unknown): void;
 }
@@ -58,8 +62,16 @@ export class GroupCommitter {
    * flight): only then is an idle committer worth holding for a moment, so that they share the commit.
    */
   run<T>(work: Work<T>, options: { othersComing?: boolean } = {}): Promise<T> {
+    return this.runBatched(work as Work<unknown>, runEach, options) as Promise<T>;
+  }
+
+  /**
+   * Queues `item` for the next commit, to be written by `write` together with the other items of that transaction
+   * queued with the same `write` (consecutive in the queue). Alone when the batch failed and its units are retried.
+   */
+  runBatched<I, T>(item: I, write: BatchWork<I, T>, options: { othersComing?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve, reject } as Pending<unknown>);
+      this.queue.push({ item, write, resolve, reject } as Pending<unknown>);
       this.pump(options.othersComing ?? true);
     });
   }
@@ -106,7 +118,18 @@ export class GroupCommitter {
       try {
         const results = await this.transaction(async (trx) => {
           const out: unknown[] = [];
-          for (const item of batch) out.push(await item.work(trx));
+          for (let start = 0; start < batch.length; ) {
+            const { write } = batch[start]!;
+            let end = start + 1;
+            while (end < batch.length && batch[end]!.write === write) end++;
+            out.push(
+              ...(await write(
+                trx,
+                batch.slice(start, end).map((pending) => pending.item),
+              )),
+            );
+            start = end;
+          }
           return out;
         });
         for (const [i, item] of batch.entries()) item.resolve(results[i]);
@@ -121,7 +144,7 @@ export class GroupCommitter {
     }
     for (const item of batch) {
       try {
-        item.resolve(await this.transaction(item.work));
+        item.resolve((await this.transaction((trx) => item.write(trx, [item.item])))[0]);
       } catch (error) {
         item.reject(error);
       }
@@ -148,4 +171,11 @@ export class GroupCommitter {
       });
     }
   }
+}
+
+/** Runs plain units of work one after another. */
+async function runEach(trx: Transaction<Database>, works: readonly Work<unknown>[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const work of works) out.push(await work(trx));
+  return out;
 }

@@ -12,6 +12,24 @@ interface Template {
   parameters: ParameterSource[];
 }
 
+/**
+ * The names under which PostgreSQL connections keep prepared queries as statements of their own (see
+ * preparedStatementName). Templates are few (one per query, shape and dialect) and live as long as the process, and
+ * so do these names.
+ */
+const statementNames = new Map<string, string>();
+
+/**
+ * The name under which a PostgreSQL connection keeps `sql` prepared, when it is a prepared query's insert or one
+ * marked `named`: it is then parsed once per connection, and after five runs PostgreSQL may keep one plan for every
+ * value (a generic plan) instead of planning each run (see openPostgres). Other queries are parsed and planned at
+ * every run: a generic plan made while a table was still nearly empty keeps an index that fits it then; the
+ * Message-ID lookup kept walking a whole account's emails by the thread index, for each message.
+ */
+export function preparedStatementName(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 /** Stands for a value while the query is compiled; no real value contains a NUL followed by this text. */
 const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${index === undefined ? '' : `:${index}`}`;
 
@@ -22,10 +40,12 @@ const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${ind
  *
  * `build` must use each value only as a query parameter and must not branch on it: it runs once, with placeholders
  * standing in for the values. A value missing from the compiled parameters is reported at once. A list value is
- * compiled once per length.
+ * compiled once per length. `named`: PostgreSQL keeps it prepared on each connection (see preparedStatementName), for
+ * a query whose tables are found by unique keys and stay small (configuration), so that any plan reads few rows.
  */
 export function preparedQuery<Values extends Record<string, PreparedValue>, Row>(
   build: (db: Kysely<Database>, values: Values) => Compilable<Row>,
+  options: { named?: boolean } = {},
 ) {
   const templates = new WeakMap<DialectAdapter, Map<string, Template>>();
 
@@ -45,6 +65,9 @@ export function preparedQuery<Values extends Record<string, PreparedValue>, Row>
     const compiled = build(db, placeholders as Values).compile();
     const unused = [...sources].filter(([name]) => !compiled.parameters.includes(name)).map(([, source]) => source.key);
     if (unused.length > 0) throw new Error(`prepared query does not use ${[...new Set(unused)]} as parameters`);
+    if ((options.named || /^insert into /.test(compiled.sql)) && !statementNames.has(compiled.sql)) {
+      statementNames.set(compiled.sql, `mailroom_${statementNames.size + 1}`);
+    }
     return {
       sql: compiled.sql,
       parameters: compiled.parameters.map((parameter) => sources.get(parameter) ?? { constant: parameter }),

@@ -27,10 +27,9 @@ export interface JobLease {
 }
 
 /**
- * Queues a job that delivers one email to one target, in the caller's transaction when it is given one: ingest
- * queues a received email's jobs with its rows, the API an email's delivery to another endpoint. A job is pending
- * and due now, or, given `lease`, already leased to that worker, which is handed the returned row after the commit
- * and runs it without claiming it; until its lease runs out, no other worker sees it as due.
+ * Queues a job that delivers one email to one target, in the caller's transaction when it is given one: the API
+ * queues an email's delivery to another endpoint this way; ingest inserts its jobs' rows (deliveryJobRow) with the
+ * email rows of its batch.
  */
 export async function insertDeliveryJob(
   db: Db,
@@ -38,10 +37,25 @@ export async function insertDeliveryJob(
   now: string,
   lease?: JobLease,
 ): Promise<DeliveryJob> {
+  const row = deliveryJobRow(job, now, lease);
+  await insertRow(db, 'deliveries', row);
+  return row;
+}
+
+/**
+ * The row of a job that delivers one email to one target: pending and due now, or, given `lease`, already leased to
+ * that worker, which is handed the row after the commit and runs it without claiming it; until its lease runs out,
+ * no other worker sees it as due.
+ */
+export function deliveryJobRow(
+  job: { accountId: string; emailId: string; target: JobTarget },
+  now: string,
+  lease?: JobLease,
+): DeliveryJob {
   const { target } = job;
   const webhook = target.targetType === 'webhook' || target.endpointType === 'webhook';
   const leaseExpiresAt = lease ? new Date(Date.parse(now) + lease.leaseMs).toISOString() : null;
-  const row: DeliveryJob = {
+  return {
     id: newId('dlv'),
     account_id: job.accountId,
     email_id: job.emailId,
@@ -62,6 +76,4 @@ export async function insertDeliveryJob(
     created_at: now,
     updated_at: now,
   };
-  await insertRow(db, 'deliveries', row);
-  return row;
 }

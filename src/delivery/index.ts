@@ -1,5 +1,11 @@
 export { deliveredSince, deliveryHistory } from './delivery-history.ts';
-export { insertDeliveryJob, type JobLease, type JobTarget, type RunnableJob } from './delivery-jobs.ts';
+export {
+  deliveryJobRow,
+  insertDeliveryJob,
+  type JobLease,
+  type JobTarget,
+  type RunnableJob,
+} from './delivery-jobs.ts';
 export type { DeliveryRecord, DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
 export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
 export {

@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import { Invalid } from '../core/index.ts';
-import { type Database, type Db, insertRow } from '../db/index.ts';
+import { type Database, type Db, insertRows } from '../db/index.ts';
 
 export type EventType =
   | 'email.received'
@@ -53,15 +53,16 @@ function isPostgres(db: Db | Transaction<Database>): boolean {
  */
 export async function appendEvents(trx: Transaction<Database>, events: readonly NewEvent[]): Promise<void> {
   const createdAt = new Date().toISOString();
-  // One prepared insert per event (nearly always one or two): building a multi-row insert anew cost more.
-  for (const event of events) {
-    await insertRow(trx, 'events', {
+  await insertRows(
+    trx,
+    'events',
+    events.map((event) => ({
       account_id: event.accountId,
       type: event.type,
       data: JSON.stringify(event.data),
       created_at: createdAt,
-    });
-  }
+    })),
+  );
 }
 
 /** The SSE id of a row: `<id>` on SQLite, `<txid>-<id>` on PostgreSQL. Clients treat it as opaque. */

@@ -1,7 +1,7 @@
 import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, type EmailsTable, insertRow, preparedQuery } from '../db/index.ts';
-import { type DeliveryJob, insertDeliveryJob, type JobLease, type JobTarget } from '../delivery/index.ts';
+import { type Database, type EmailsTable, insertRows, preparedQuery, type ThreadsTable } from '../db/index.ts';
+import { type DeliveryJob, deliveryJobRow, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { appendEvents, type NewEvent } from '../events/index.ts';
 import { type StoredEmail, toEmailRow, toStoredEmail } from '../mail/index.ts';
@@ -109,21 +109,36 @@ function retriedCopy(candidates: readonly StoredCopy[], message: PreparedMessage
 
 /**
  * The job target a recipient's copy queues for: none when a rule blocked it, the endpoint a rule routed it to, else
- * its route's target; null as well when that routes nowhere or is switched off.
+ * its route's target; null as well when that routes nowhere or is switched off. `active` keeps each target's state
+ * for the rest of the batch (one transaction).
  */
-async function jobTarget(trx: Transaction<Database>, route: RuledRoute): Promise<JobTarget | null> {
+async function jobTarget(
+  trx: Transaction<Database>,
+  route: RuledRoute,
+  active: Map<string, Promise<JobTarget | null>>,
+): Promise<JobTarget | null> {
   if (route.rules.blocked) return null;
-  const target = route.target;
+  const { accountId, target } = route;
   const endpointId = route.rules.routeTo ?? (target.kind === 'endpoint' ? target.endpointId : null);
-  if (endpointId) {
-    const endpointType = await activeEndpointType(trx, route.accountId, endpointId);
-    return endpointType ? { targetType: 'endpoint', targetId: endpointId, endpointType } : null;
+  const webhookId = !endpointId && target.kind === 'webhook' ? target.webhookId : null;
+  const key = endpointId
+    ? `endpoint:${accountId}:${endpointId}`
+    : webhookId
+      ? `webhook:${accountId}:${webhookId}`
+      : null;
+  if (!key) return null;
+  let state = active.get(key);
+  if (!state) {
+    state = endpointId
+      ? activeEndpointType(trx, accountId, endpointId).then((endpointType) =>
+          endpointType ? { targetType: 'endpoint', targetId: endpointId, endpointType } : null,
+        )
+      : isActiveWebhook(trx, accountId, webhookId!).then((isActive) =>
+          isActive ? { targetType: 'webhook', targetId: webhookId! } : null,
+        );
+    active.set(key, state);
   }
-  if (target.kind === 'webhook') {
-    const active = await isActiveWebhook(trx, route.accountId, target.webhookId);
-    return active ? { targetType: 'webhook', targetId: target.webhookId } : null;
-  }
-  return null;
+  return state;
 }
 
 /**
@@ -141,30 +156,125 @@ function searchVectors(message: PreparedMessage, first: EmailsTable): (row: Emai
   return (row) => vectorFor(`${row.recipient} ${headerRecipients}`);
 }
 
+/** A stored email that ingest's lookups can find: read from the database, or stored earlier in this batch. */
+type StoredRow = StoredCopy & Pick<EmailsTable, 'message_id' | 'thread_id'> & { message_count: number | null };
+
 /**
- * Stores one message inside the caller's transaction: per accepted recipient an email row in its thread, and a
- * pending delivery job for each active endpoint or webhook the recipient routes to (the outbox), and an
- * `email.received` event per stored email.
+ * What one batch (one transaction) reads once and writes at its end: the stored emails with its messages' Message-IDs,
+ * the rows to insert, and the threads' new message counts. A message sees what the batch's earlier messages stored,
+ * as if each had been written on its own.
  */
-export async function writeMessage(trx: Transaction<Database>, message: PreparedMessage): Promise<WrittenEmail[]> {
+class Batch {
+  readonly stored: StoredRow[] = [];
+  readonly threads: ThreadsTable[] = [];
+  /** Existing threads joined in this batch: their new message count and time. */
+  readonly threadUpdates = new Map<string, { position: number; now: string }>();
+  readonly emails: EmailsTable[] = [];
+  readonly deliveries: DeliveryJob[] = [];
+  readonly events: NewEvent[] = [];
+  readonly targets = new Map<string, Promise<JobTarget | null>>();
+
+  /** Reads the stored emails of each account with any of the Message-IDs its messages look up, in one query each. */
+  async read(trx: Transaction<Database>, messages: readonly PreparedMessage[]): Promise<void> {
+    const idsByAccount = new Map<string, Set<string>>();
+    for (const message of messages) {
+      const ids = threadingMessageIds(message.parsed);
+      if (ids.length === 0) continue;
+      for (const route of message.recipients) {
+        const set = idsByAccount.get(route.accountId) ?? new Set();
+        for (const id of ids) set.add(id);
+        idsByAccount.set(route.accountId, set);
+      }
+    }
+    for (const [accountId, ids] of idsByAccount) {
+      this.stored.push(...(await storedByMessageId(trx, { accountId, messageIds: [...ids] })));
+    }
+  }
+
+  /** The account's stored emails with any of `messageIds`, each with its thread's current message count. */
+  known(accountId: string, messageIds: readonly string[]): StoredRow[] {
+    if (messageIds.length === 0) return [];
+    return this.stored
+      .filter((row) => row.account_id === accountId && row.message_id !== null && messageIds.includes(row.message_id))
+      .map((row) => {
+        const position = row.thread_id === null ? undefined : this.threadCount(row.thread_id);
+        return position === undefined ? row : { ...row, message_count: position };
+      });
+  }
+
+  private threadCount(threadId: string): number | undefined {
+    return (
+      this.threadUpdates.get(threadId)?.position ?? this.threads.find((thread) => thread.id === threadId)?.message_count
+    );
+  }
+
+  /** Puts a new email into its thread: a new thread's row, or the joined thread's new count. */
+  joinThread(placement: ReturnType<typeof placeInThread>, now: string): void {
+    if (placement.newThread) {
+      this.threads.push(placement.newThread);
+      return;
+    }
+    const created = this.threads.find((thread) => thread.id === placement.threadId);
+    if (created) Object.assign(created, { message_count: placement.position, last_message_at: now, updated_at: now });
+    else this.threadUpdates.set(placement.threadId, { position: placement.position, now });
+  }
+
+  async write(trx: Transaction<Database>): Promise<void> {
+    await insertRows(trx, 'threads', this.threads);
+    for (const [id, { position, now }] of this.threadUpdates) await addToThread(trx, { id, position, now });
+    await insertRows(trx, 'emails', this.emails);
+    await insertRows(trx, 'deliveries', this.deliveries);
+    await appendEvents(trx, this.events);
+  }
+}
+
+const addToThread = preparedQuery((db, { id, position, now }: { id: string; position: number; now: string }) =>
+  db
+    .updateTable('threads')
+    .set({ message_count: position, last_message_at: now, updated_at: now })
+    .where('id', '=', id),
+);
+
+/**
+ * Stores a batch of messages inside the caller's transaction: per accepted recipient an email row in its thread, and
+ * a pending delivery job for each active endpoint or webhook the recipient routes to (the outbox), and an
+ * `email.received` event per stored email. It reads the Message-IDs it needs once and writes each table's rows in one
+ * statement (see insertRows): on PostgreSQL each statement is a round trip.
+ */
+export async function writeMessages(
+  trx: Transaction<Database>,
+  messages: readonly PreparedMessage[],
+): Promise<WrittenEmail[][]> {
+  const batch = new Batch();
+  await batch.read(trx, messages);
+  const written: WrittenEmail[][] = [];
+  for (const message of messages) written.push(await placeMessage(trx, batch, message));
+  await batch.write(trx);
+  return written;
+}
+
+/** Places one message's rows in the batch, as writeMessages says. */
+async function placeMessage(
+  trx: Transaction<Database>,
+  batch: Batch,
+  message: PreparedMessage,
+): Promise<WrittenEmail[]> {
   const now = new Date().toISOString();
   const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
   // Built at the first row that needs one: a message whose every copy was stored before needs none.
   let searchVector: ((row: EmailsTable) => string) | undefined;
   const written: WrittenEmail[] = [];
-  const events: NewEvent[] = [];
   const { messageId } = message.parsed;
   const threadingIds = threadingMessageIds(message.parsed);
   for (const route of message.recipients) {
-    // Read per recipient: an earlier recipient's row, stored just now in this transaction, is one of them.
-    const known =
-      threadingIds.length === 0
-        ? []
-        : await storedByMessageId(trx, { accountId: route.accountId, messageIds: threadingIds });
+    const known = batch.known(route.accountId, threadingIds);
     const duplicate = retriedCopy(
       messageId
         ? known.filter((stored) => stored.message_id === messageId)
-        : await copiesWithoutMessageId(trx, { recipient: route.recipient, sha256: message.contentSha256 }),
+        : [
+            ...(await copiesWithoutMessageId(trx, { recipient: route.recipient, sha256: message.contentSha256 })),
+            ...batch.emails.filter((row) => row.message_id === null),
+          ],
       message,
       route,
     );
@@ -192,27 +302,27 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       receivedAt: message.receivedAt.toISOString(),
       createdAt: now,
     });
-    const thread = await placeInThread(
-      trx,
+    const thread = placeInThread(
       { id, accountId: route.accountId, messageId, subject: message.parsed.subject },
       known,
       row.received_at,
     );
+    batch.joinThread(thread, row.received_at);
     row.thread_id = thread.threadId;
     row.thread_position = thread.position;
     if (postgres) {
       searchVector ??= searchVectors(message, row);
       row.search_vector = searchVector(row);
     }
-    await insertRow(trx, 'emails', row);
+    batch.emails.push(row);
+    batch.stored.push({ ...row, message_count: null });
 
     const deliveries: DeliveryJob[] = [];
-    const target = await jobTarget(trx, route);
+    const target = await jobTarget(trx, route, batch.targets);
     if (target) {
-      deliveries.push(
-        await insertDeliveryJob(trx, { accountId: route.accountId, emailId: id, target }, now, message.jobLease),
-      );
+      deliveries.push(deliveryJobRow({ accountId: route.accountId, emailId: id, target }, now, message.jobLease));
     }
+    batch.deliveries.push(...deliveries);
     written.push({
       id,
       ...arrival(route),
@@ -220,7 +330,7 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       deliveries,
       ...(message.jobLease && deliveries.length > 0 ? { stored: toStoredEmail(row) } : {}),
     });
-    events.push({
+    batch.events.push({
       accountId: route.accountId,
       type: 'email.received',
       data: {
@@ -233,6 +343,5 @@ export async function writeMessage(trx: Transaction<Database>, message: Prepared
       },
     });
   }
-  await appendEvents(trx, events);
   return written;
 }

@@ -1,6 +1,5 @@
-import type { Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, insertRow, preparedQuery } from '../db/index.ts';
+import type { ThreadsTable } from '../db/index.ts';
 
 export interface ThreadPlacement {
   threadId: string;
@@ -13,13 +12,6 @@ const REPLY_PREFIX = /^\s*((re|r|fwd|fw|aw|wg|vs|sv)\s*(\[\d+\])?\s*:\s*)+/i;
 export function normalizeSubject(subject: string | null): string {
   return (subject ?? '').replace(REPLY_PREFIX, '').trim().toLowerCase();
 }
-
-const addToThread = preparedQuery((db, { id, position, now }: { id: string; position: number; now: string }) =>
-  db
-    .updateTable('threads')
-    .set({ message_count: position, last_message_at: now, updated_at: now })
-    .where('id', '=', id),
-);
 
 /** A stored email of the account that the new email names (or that has its Message-ID), with its thread. */
 export interface KnownMessage {
@@ -46,32 +38,31 @@ export function threadingMessageIds(email: {
  * Puts one stored email into a thread of its account, from headers only (RFC 5322): a message that names an already
  * threaded message in In-Reply-To or References joins that thread; any other starts a new one rooted at its own
  * Message-ID (or the email id when it has none). `known` are the account's stored emails with the Message-IDs of
- * threadingMessageIds, which the caller has read for its own checks too. Runs inside the ingest transaction.
+ * threadingMessageIds, which the caller has read for its own checks too. The caller writes what it returns: the
+ * new thread's row, or the joined thread's new message count.
  */
-export async function placeInThread(
-  trx: Transaction<Database>,
+export function placeInThread(
   email: { id: string; accountId: string; messageId: string | null; subject: string | null },
   known: readonly KnownMessage[],
   now: string,
-): Promise<ThreadPlacement> {
+): ThreadPlacement & { newThread?: ThreadsTable } {
   const existing = known
     .filter((message): message is Threaded => message.thread_id !== null && message.message_count !== null)
     .sort((a, b) => b.received_at.localeCompare(a.received_at))[0];
-  if (existing) {
-    const position = existing.message_count + 1;
-    await addToThread(trx, { id: existing.thread_id, position, now });
-    return { threadId: existing.thread_id, position };
-  }
+  if (existing) return { threadId: existing.thread_id, position: existing.message_count + 1 };
   const threadId = newId('thr');
-  await insertRow(trx, 'threads', {
-    id: threadId,
-    account_id: email.accountId,
-    root_message_id: email.messageId ?? email.id,
-    normalized_subject: normalizeSubject(email.subject),
-    message_count: 1,
-    last_message_at: now,
-    created_at: now,
-    updated_at: now,
-  });
-  return { threadId, position: 1 };
+  return {
+    threadId,
+    position: 1,
+    newThread: {
+      id: threadId,
+      account_id: email.accountId,
+      root_message_id: email.messageId ?? email.id,
+      normalized_subject: normalizeSubject(email.subject),
+      message_count: 1,
+      last_message_at: now,
+      created_at: now,
+      updated_at: now,
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { workerData } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { DatabaseConfig } from '../config/index.ts';
 import { GroupCommitter, openDatabase } from '../db/index.ts';
-import { type PreparedMessage, type WrittenEmail, writeMessage } from './email-writer.ts';
+import { type PreparedMessage, type WrittenEmail, writeMessages } from './email-writer.ts';
 import { serveRequests } from './worker-pool.ts';
 
 export interface WriteRequest {
@@ -13,8 +13,8 @@ export interface WriteRequest {
 
 export interface WriterThreadData {
   /**
-   * The installation's database. On PostgreSQL the thread opens a pool of its own, of the configured size, and as
-   * many transactions commit at once.
+   * The installation's database. On PostgreSQL the thread opens a pool of its own, of the configured size, and up
+   * to POSTGRES_TRANSACTIONS of them commit at once.
    */
   database: DatabaseConfig;
 }
@@ -34,12 +34,18 @@ if (database.kind === 'sqlite') {
   // The pages the writer touches again (the tails of its indexes) fit in 8 MiB; see docs/performance.md.
   await sql`PRAGMA cache_size = -8192`.execute(handle.db);
 }
+/**
+ * Each transaction costs PostgreSQL and this thread about as much as several messages' rows (BEGIN, the Message-ID
+ * lookup, a statement per table, COMMIT): with one per free connection, most held one or two messages. With two,
+ * one gathers while the other commits (see docs/performance.md).
+ */
+const POSTGRES_TRANSACTIONS = 2;
 const committer = new GroupCommitter(handle.db, {
-  concurrency: database.kind === 'postgres' ? database.poolSize : 1,
+  concurrency: database.kind === 'postgres' ? Math.min(database.poolSize, POSTGRES_TRANSACTIONS) : 1,
 });
 
 serveRequests<WriteRequest, WrittenEmail[]>(
-  ({ message, othersComing }) => committer.run((trx) => writeMessage(trx, message), { othersComing }),
+  ({ message, othersComing }) => committer.runBatched(message, writeMessages, { othersComing }),
   async () => {
     await committer.idle();
     await handle.close();
