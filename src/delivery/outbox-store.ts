@@ -59,13 +59,27 @@ export class OutboxStore {
   /** Called after a commit that appended events (delivery.succeeded, delivery.failed). */
   private readonly eventsAppended: () => void;
 
-  /** `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's. */
-  constructor(db: Db, kind: 'sqlite' | 'postgres', maxAttemptsBatch: number, eventsAppended: () => void) {
+  /**
+   * `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's.
+   * `attemptTransactions`: transactions recording attempts at once. SQLite has one writer; on PostgreSQL a batch's
+   * statements run one after another, each a round trip, so one transaction at a time caps deliveries at a few round
+   * trips each: on a busy machine, below a modest rate of mail (see docs/performance.md, the soak).
+   */
+  constructor(
+    db: Db,
+    options: {
+      kind: 'sqlite' | 'postgres';
+      maxAttemptsBatch: number;
+      attemptTransactions: number;
+      eventsAppended: () => void;
+    },
+  ) {
     this.db = db;
-    this.postgres = kind === 'postgres';
-    this.eventsAppended = eventsAppended;
+    this.postgres = options.kind === 'postgres';
+    this.eventsAppended = options.eventsAppended;
     this.attempts = new GroupCommitter(db, {
-      maxBatch: maxAttemptsBatch,
+      maxBatch: options.maxAttemptsBatch,
+      concurrency: this.postgres ? options.attemptTransactions : 1,
       gatherMs: ATTEMPTS_GATHER_MS,
       session: (work) => this.bookkeeping(work),
     });
