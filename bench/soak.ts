@@ -74,6 +74,8 @@ export interface SoakResult {
   ratePerSecond: number;
   achievedRatePerSecond: number;
   crash: { atSeconds: number; restartSeconds: number };
+  /** Mailroom processes that ended without the soak ending them, with their last stderr lines. */
+  unexpectedExits: string[];
   messages: {
     sent: number;
     acknowledged: number;
@@ -342,7 +344,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   });
   const { env, dataDir } = installation;
   const database = options.databaseUrl ? postgresProbe(options.databaseUrl, schema!) : sqliteProbe(dataDir);
-  let mailroom: ServerProcess | undefined = await startServerProcess(env, START_LIMIT_MS);
+  /** Mailroom's stderr (the last 20 lines), and how each process ended that the soak did not end. */
+  const stderrTail: string[] = [];
+  const unexpectedExits: string[] = [];
+  let ending = false;
+  const start = async () => {
+    const started = await startServerProcess(env, START_LIMIT_MS);
+    started.child.stderr?.on('data', (chunk) => {
+      stderrTail.push(...String(chunk).trimEnd().split('\n'));
+      stderrTail.splice(0, Math.max(0, stderrTail.length - 20));
+    });
+    started.child.on('exit', (code, signal) => {
+      if (!ending) unexpectedExits.push(`exit ${code ?? signal}: ${stderrTail.join('\n')}`);
+    });
+    return started;
+  };
+  let mailroom: ServerProcess | undefined = await start();
   const api = apiClient(mailroom.httpUrl, apiKey);
   try {
     const flakyEndpointId = await setUp(api, dns, { healthy: healthy.port, flaky: flaky.port });
@@ -398,9 +415,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       restarting = true;
       const atSeconds = seconds();
       const killedAt = Date.now();
+      ending = true;
       await mailroom!.stop('SIGKILL');
+      ending = false;
       mailroom = undefined;
-      mailroom = await startServerProcess(env, START_LIMIT_MS);
+      mailroom = await start();
       restarting = false;
       return { atSeconds, killedAt, restartSeconds: (Date.now() - killedAt) / 1000 };
     })();
@@ -463,6 +482,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const rawCheck = await readBackRaw(api, sent.acked, stored, aged, killedAt);
     const pendingAtEnd = await flakyLeft();
     const sqliteFreeShare = await database.freeShare();
+    ending = true;
     await mailroom!.stop('SIGTERM');
 
     const rss = samples.flatMap((entry) => (entry.rssMb === null ? [] : [entry.rssMb]));
@@ -481,6 +501,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       ratePerSecond: options.ratePerSecond,
       achievedRatePerSecond: sent.ratePerSecond,
       crash: crashFigures,
+      unexpectedExits,
       messages: {
         sent: sent.sent,
         acknowledged: sent.acked.size,
@@ -513,7 +534,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       },
       perMinute: perMinuteOf(samples, checked.latencyP99ByMinute),
     };
+  } catch (error) {
+    if (unexpectedExits.length === 0) throw error;
+    throw new Error(`${(error as Error).message}; Mailroom ended unexpectedly: ${unexpectedExits.join('; ')}`);
   } finally {
+    ending = true;
     if (mailroom && mailroom.child.exitCode === null) await mailroom.stop('SIGKILL');
     await database.close();
     await healthy.stop();
@@ -536,7 +561,8 @@ export function formatSoak(result: SoakResult): string {
     [
       'load',
       `${result.minutes} min at ${result.achievedRatePerSecond}/s (asked ${result.ratePerSecond}/s), kill -9 at ` +
-        `${result.crash.atSeconds} s, serving again after ${result.crash.restartSeconds} s`,
+        `${result.crash.atSeconds} s, serving again after ${result.crash.restartSeconds} s; ` +
+        `${result.unexpectedExits.length} unexpected exits`,
     ],
     [
       'messages',
