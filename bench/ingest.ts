@@ -110,9 +110,15 @@ const DRAIN_LIMIT_MS = 120_000;
  */
 const WARM_UP: IngestLevel = { connections: 50, messages: 20_000, maxSeconds: 20 };
 
-/** Starts a bench helper (`discard-server.ts`, `webhook-counter.ts`) as its own process, once it prints its port. */
-async function startHelper(script: string) {
-  const child = spawn(process.execPath, [join(import.meta.dirname, script)], { stdio: 'pipe' });
+/**
+ * Starts a bench helper (`discard-server.ts`, `webhook-counter.ts`) as its own process, with `env` added to this
+ * one's, once it prints its port.
+ */
+export async function startHelper(script: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [join(import.meta.dirname, script)], {
+    stdio: 'pipe',
+    env: { ...process.env, ...env },
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {

@@ -15,6 +15,11 @@
  *                                         runs a trial of each beside the discard server's, in rounds
  *   INGEST_SENDERS=one,mixed              the ingest scenario's senders: all unsigned from one sender, and half of
  *                                         the messages DKIM-signed by 1,000 sender domains (see bench/senders.ts)
+ * BENCH=soak (never by default: it takes SOAK_MINUTES, 30 by default, and up to 10 minutes more) runs Mailroom
+ * under a steady mixed load with a kill -9 halfway and checks for lost and duplicated mail (see bench/soak.ts), once:
+ * on PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) is set, else on SQLite.
+ *   SOAK_MINUTES=30                       how long the load runs
+ *   SOAK_RATE=30                          messages a second
  * Prints a table per scenario and, last, one JSON line with every figure.
  */
 import { timeConsoleFirstPage } from './console.ts';
@@ -23,6 +28,7 @@ import { formatIngest, ROUTINGS, type Routing, runIngestBench } from './ingest.t
 import { formatSearch, runSearchBench } from './search.ts';
 import { SENDER_MIXES, type SenderMix } from './senders.ts';
 import { LOAD_CLIENTS, type LoadClient } from './smtp-load.ts';
+import { formatSoak, runSoak } from './soak.ts';
 
 /** The known names listed in `variable`'s comma list, or a stop naming the unknown one. */
 function pick<T extends string>(variable: string, names: string, known: readonly T[]): T[] {
@@ -36,7 +42,7 @@ function pick<T extends string>(variable: string, names: string, known: readonly
 const which = new Set((process.env.BENCH ?? 'ingest,e2e,search').split(','));
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const databases: Array<string | undefined> = [undefined, ...(postgresUrl ? [postgresUrl] : [])];
-const results: Record<string, unknown[]> = { ingest: [], e2e: [], search: [] };
+const results: Record<string, unknown[]> = { ingest: [], e2e: [], search: [], soak: [] };
 
 for (const databaseUrl of databases) {
   if (which.has('ingest')) {
@@ -73,6 +79,15 @@ for (const databaseUrl of databases) {
     results.e2e!.push(result);
     process.stdout.write(`${formatE2e(result)}\n\n`);
   }
+}
+if (which.has('soak')) {
+  const result = await runSoak({
+    minutes: Number(process.env.SOAK_MINUTES ?? 30),
+    ratePerSecond: Number(process.env.SOAK_RATE ?? 30),
+    databaseUrl: postgresUrl,
+  });
+  results.soak!.push(result);
+  process.stdout.write(`${formatSoak(result)}\n\n`);
 }
 if (!postgresUrl) process.stdout.write('PostgreSQL skipped: set BENCH_DATABASE_URL to include it.\n');
 process.stdout.write(`${JSON.stringify(results)}\n`);

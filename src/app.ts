@@ -226,7 +226,12 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     db,
     database:
       config.database.kind === 'postgres'
-        ? { kind: 'postgres', url: config.database.url, schema: config.database.schema }
+        ? {
+            kind: 'postgres',
+            url: config.database.url,
+            schema: config.database.schema,
+            poolSize: config.database.poolSize,
+          }
         : { kind: 'sqlite' },
     clock,
     logger,

@@ -14,7 +14,7 @@ import { createRetryPolicy } from './retry-policy.ts';
 export interface DeliverySystemOptions {
   db: Db;
   /** PostgreSQL adds SKIP LOCKED claims and LISTEN/NOTIFY between processes. */
-  database: { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema?: string };
+  database: { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema?: string; poolSize: number };
   clock: Clock;
   logger: Logger;
   dns: DnsLookup;
@@ -52,13 +52,15 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const { db, clock, logger, settings } = options;
   const now = () => clock.now();
   // Every delivery slot waiting for its attempt's commit is as large as a batch gets.
-  const store = new OutboxStore(
-    db,
-    options.database.kind,
-    settings.concurrency,
-    options.eventsAppended,
-    options.failures,
-  );
+  const store = new OutboxStore(db, {
+    kind: options.database.kind,
+    maxAttemptsBatch: settings.concurrency,
+    // Half the pool, so that claims, the attempts' reads and the API keep connections while attempts are recorded.
+    attemptTransactions:
+      options.database.kind === 'postgres' ? Math.max(1, Math.floor(options.database.poolSize / 2)) : 1,
+    eventsAppended: options.eventsAppended,
+    failures: options.failures,
+  });
   const targets = new DeliveryTargets(db, clock);
   const http = createHttpSender(options.guard);
   const forwarder = createForwarder({

@@ -94,27 +94,34 @@ export class OutboxStore {
   private readonly eventsAppended: () => void;
   private readonly failures: DeliveryFailureObserver | undefined;
 
-  /** `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's. */
+  /**
+   * `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's.
+   * `attemptTransactions`: transactions recording attempts at once. SQLite has one writer; on PostgreSQL a batch's
+   * statements run one after another, each a round trip, so one transaction at a time caps deliveries at a few round
+   * trips each: on a busy machine, below a modest rate of mail (see docs/performance.md, the soak).
+   * `failures` is told of each delivery that ends failed, in the transaction that records it (health alerts).
+   */
   constructor(
     db: Db,
-    kind: 'sqlite' | 'postgres',
-    maxAttemptsBatch: number,
-    eventsAppended: () => void,
-    failures?: DeliveryFailureObserver,
+    options: {
+      kind: 'sqlite' | 'postgres';
+      maxAttemptsBatch: number;
+      attemptTransactions: number;
+      eventsAppended: () => void;
+      failures?: DeliveryFailureObserver;
+    },
   ) {
     this.db = db;
-    this.postgres = kind === 'postgres';
-    this.eventsAppended = eventsAppended;
-    this.failures = failures;
-    // On SQLite the outbox's writes commit without syncing the WAL: a synced commit blocked the event loop for its
-    // fsync and held the write lock through it, while ingest's writer slept in SQLite's busy handler. A process crash
-    // loses nothing (the WAL is written); a power loss can lose the latest of them, which only makes their jobs due
-    // again, to be attempted again: at-least-once allows it. The next synced commit (ingest's) syncs them. And they
-    // wait for the write lock on a timer, never with the event loop stopped, for as long as another connection holds
-    // it: an attempt whose record gave up would be sent again once its lease ran out.
+    this.postgres = options.kind === 'postgres';
+    this.eventsAppended = options.eventsAppended;
+    this.failures = options.failures;
+    // On SQLite the outbox commits unsynced (a power loss only makes its latest jobs due again: at-least-once) and
+    // waits for the write lock on a timer, never with the event loop stopped, for as long as it is held: an attempt
+    // whose record gave up would be sent again once its lease ran out (docs/internals.md, delivery).
     this.session = this.postgres ? (work) => work(db) : lockWaitingSession(db);
     this.attempts = new GroupCommitter(db, {
-      maxBatch: maxAttemptsBatch,
+      maxBatch: options.maxAttemptsBatch,
+      concurrency: this.postgres ? options.attemptTransactions : 1,
       gatherMs: ATTEMPTS_GATHER_MS,
       session: this.session,
     });

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { createWebhookEndpoint, routeAddress, waitForDelivery } from './setup.ts';
+
+let dns: DnsServer;
+let server: TestApp;
+let api: ApiClient;
+let held: WebhookReceiver;
+let prompt: WebhookReceiver;
+
+const skip = TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)';
+
+before(async () => {
+  if (skip) return;
+  dns = await startDnsServer();
+  held = await startWebhookReceiver();
+  prompt = await startWebhookReceiver();
+  server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001' });
+  api = apiClient(server.baseUrl, server.apiKey);
+});
+after(async () => {
+  if (skip) return;
+  await held.close();
+  await prompt.close();
+  await server.close();
+  await dns.close();
+});
+
+async function send(to: string): Promise<string> {
+  const sent = await sendMail({ port: server.smtpPort, from: 'ann@sender.test', to, subject: 'Hello' });
+  assert.equal(sent.code, 250, sent.response);
+  return sent.queuedIds[0]!;
+}
+
+test('PostgreSQL: an attempt whose record waits for a row lock does not hold up the records of other attempts', {
+  skip,
+}, async () => {
+  const { id: domainId } = await createVerifiedDomain(api, dns, 'records.test');
+  for (const [name, receiver] of [
+    ['held', held],
+    ['prompt', prompt],
+  ] as const) {
+    const endpoint = await createWebhookEndpoint(api, name, { url: receiver.url });
+    await routeAddress(api, `${name}@records.test`, domainId, { endpointId: endpoint.id });
+  }
+  const { schema } = server.app.config.database as { schema: string };
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    // The first mail's webhook is held by its receiver while its delivery row is locked, as a long transaction of
+    // someone else's would; then the receiver drops it, and recording that failed attempt waits for the lock.
+    held.answer('hang');
+    const first = await send('held@records.test');
+    await held.waitForRequests(1);
+    await client.query('begin');
+    await client.query(`select id from "${schema}".deliveries where email_id = $1 for update`, [first]);
+    await held.stop();
+    // The statements blocked by this client's transaction that record an attempt (not the lease renewal's). Activity
+    // statistics are read once per transaction unless cleared.
+    const waitingUpdates = async () => {
+      await client.query('select pg_stat_clear_snapshot()');
+      return client.query(
+        `select count(*)::int as count from pg_stat_activity
+          where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like 'update "deliveries" set "status"%'`,
+      );
+    };
+    for (let look = 0; look < 400 && (await waitingUpdates()).rows[0].count === 0; look++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    assert.equal((await waitingUpdates()).rows[0].count, 1, "the held attempt's record waits for the lock");
+
+    // Another mail's attempt is recorded meanwhile, in a transaction of its own.
+    const second = await send('prompt@records.test');
+    const delivered = await waitForDelivery(api, second);
+    assert.equal(delivered.status, 'success');
+    assert.equal(delivered.attempts, 1);
+
+    await client.query('commit');
+    held.answer({ status: 200 });
+    await held.restart();
+    const retried = await waitForDelivery(api, first, (delivery) => delivery.attempts >= 1);
+    assert.equal(retried.attemptLog[0]!.success, false);
+  } finally {
+    await client.end();
+  }
+});
