@@ -74,7 +74,7 @@ export interface SoakResult {
   ratePerSecond: number;
   achievedRatePerSecond: number;
   crash: { atSeconds: number; restartSeconds: number };
-  /** Mailroom processes that ended without the soak ending them, with their last stderr lines. */
+  /** Mailroom processes that ended without the soak ending them (each started again), with their log's end. */
   unexpectedExits: string[];
   messages: {
     sent: number;
@@ -344,22 +344,40 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   });
   const { env, dataDir } = installation;
   const database = options.databaseUrl ? postgresProbe(options.databaseUrl, schema!) : sqliteProbe(dataDir);
-  /** Mailroom's stderr (the last 20 lines), and how each process ended that the soak did not end. */
+  /** Mailroom's stderr (the last 20 lines), and how each process ended that the soak did not end (with its log's end). */
   const stderrTail: string[] = [];
   const unexpectedExits: string[] = [];
   let ending = false;
-  const start = async () => {
+  let mailroom: ServerProcess | undefined;
+  let restarting = false;
+  let recovery: Promise<void> = Promise.resolve();
+  const start = async (): Promise<ServerProcess> => {
     const started = await startServerProcess(env, START_LIMIT_MS);
     started.child.stderr?.on('data', (chunk) => {
       stderrTail.push(...String(chunk).trimEnd().split('\n'));
       stderrTail.splice(0, Math.max(0, stderrTail.length - 20));
     });
     started.child.on('exit', (code, signal) => {
-      if (!ending) unexpectedExits.push(`exit ${code ?? signal}: ${stderrTail.join('\n')}`);
+      if (ending) return;
+      const log = `${stderrTail.join('\n')} ${started.stdout().slice(-2000)}`;
+      unexpectedExits.push(`${new Date().toISOString()} exit ${code ?? signal}: ${log}`);
+      // Ended from outside (a crash, or another program's signal on a shared machine): started again at once, as a
+      // supervisor would, so that the soak goes on and its checks still hold.
+      restarting = true;
+      mailroom = undefined;
+      recovery = start().then(
+        (next) => {
+          mailroom = next;
+          restarting = false;
+        },
+        (error) => {
+          unexpectedExits.push(`restart failed: ${error}`);
+        },
+      );
     });
     return started;
   };
-  let mailroom: ServerProcess | undefined = await start();
+  mailroom = await start();
   const api = apiClient(mailroom.httpUrl, apiKey);
   try {
     const flakyEndpointId = await setUp(api, dns, { healthy: healthy.port, flaky: flaky.port });
@@ -367,7 +385,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const seconds = () => Math.round((Date.now() - started) / 100) / 10;
     let finished = false;
     let loadEnded = false;
-    let restarting = false;
     const aged = new Set<string>();
     const recent: string[] = [];
     const samples: Sample[] = [];
@@ -412,6 +429,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     })();
     const crash = (async () => {
       await sleep((runSeconds * 1000) / 2);
+      await recovery;
       restarting = true;
       const atSeconds = seconds();
       const killedAt = Date.now();
@@ -482,6 +500,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const rawCheck = await readBackRaw(api, sent.acked, stored, aged, killedAt);
     const pendingAtEnd = await flakyLeft();
     const sqliteFreeShare = await database.freeShare();
+    await recovery;
     ending = true;
     await mailroom!.stop('SIGTERM');
 
