@@ -1,28 +1,16 @@
-import type { Logger } from '../core/index.ts';
+import { type Logger, startPeriodicTask } from '../core/index.ts';
 import type { AlertsService } from './alerts-service.ts';
 
 /** Runs the alert checks on a timer in the running server. stop() waits for a pass in progress. */
 export function startAlertSweeper(alerts: AlertsService, intervalMs: number, logger: Logger) {
-  let running: Promise<void> | undefined;
-  const pass = () => {
-    running ??= alerts
-      .check()
-      .then(({ raised, cleared }) => {
-        if (raised.length + cleared.length > 0) {
-          logger.info({ raised: raised.length, cleared: cleared.length }, 'alert checks');
-        }
-      })
-      .catch((error) => logger.error({ err: error }, 'alert checks failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(pass, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  return startPeriodicTask(
+    'alert checks',
+    async () => {
+      const { raised, cleared } = await alerts.check();
+      if (raised.length + cleared.length > 0)
+        logger.info({ raised: raised.length, cleared: cleared.length }, 'alert checks');
     },
-  };
+    intervalMs,
+    logger,
+  );
 }
