@@ -17,23 +17,23 @@ export const e2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   const { accounts, deliveries, mail, threads, rules, blocklist } = services;
   requireApiKey(api, accounts, services.apiRateLimit);
   sharedRoutes(api, services, { tagPrefix: 'e2', catchAllMethod: 'PATCH', domainMeta: false });
-  listEmails(api, { tags: ['e2 emails'], mail });
-  readEmail(api, { tags: ['e2 emails'], mail });
-  updateEmail(api, { tags: ['e2 emails'], mail });
-  replyToEmail(api, { tags: ['e2 emails'] });
-  cancelEmail(api, { tags: ['e2 emails'] });
-  retryEmail(api, { tags: ['e2 deliveries'], deliveries });
-  listAttachments(api, { tags: ['e2 attachments'], mail });
-  listThreads(api, { tags: ['e2 mail'], threads });
-  readThread(api, { tags: ['e2 mail'], threads });
-  listRules(api, { tags: ['e2 guard'], rules });
-  createRule(api, { tags: ['e2 guard'], rules });
-  generateRule(api, { tags: ['e2 guard'] });
-  readRule(api, { tags: ['e2 guard'], rules });
-  updateRule(api, { tags: ['e2 guard'], rules });
-  deleteRule(api, { tags: ['e2 guard'], rules });
-  checkRule(api, { tags: ['e2 guard'], rules });
-  listBlockedSenders(api, { tags: ['e2 blocklist'], blocklist });
-  blockSender(api, { tags: ['e2 blocklist'], blocklist });
-  unblockSender(api, { tags: ['e2 blocklist'], blocklist });
+  listEmails(api, { tags: ['e2 emails'], mail }); // GET /emails
+  readEmail(api, { tags: ['e2 emails'], mail }); // GET /emails/:id
+  updateEmail(api, { tags: ['e2 emails'], mail }); // PATCH /emails/:id
+  replyToEmail(api, { tags: ['e2 emails'] }); // POST /emails/:id/reply
+  cancelEmail(api, { tags: ['e2 emails'] }); // DELETE /emails/:id
+  retryEmail(api, { tags: ['e2 deliveries'], deliveries }); // POST /emails/:id/retry
+  listAttachments(api, { tags: ['e2 attachments'], mail }); // GET /attachments/:emailId
+  listThreads(api, { tags: ['e2 mail'], threads }); // GET /mail/threads
+  readThread(api, { tags: ['e2 mail'], threads }); // GET /mail/threads/:id
+  listRules(api, { tags: ['e2 guard'], rules }); // GET /guard
+  createRule(api, { tags: ['e2 guard'], rules }); // POST /guard
+  generateRule(api, { tags: ['e2 guard'] }); // POST /guard/generate
+  readRule(api, { tags: ['e2 guard'], rules }); // GET /guard/:id
+  updateRule(api, { tags: ['e2 guard'], rules }); // PUT /guard/:id
+  deleteRule(api, { tags: ['e2 guard'], rules }); // DELETE /guard/:id
+  checkRule(api, { tags: ['e2 guard'], rules }); // POST /guard/:id/check
+  listBlockedSenders(api, { tags: ['e2 blocklist'], blocklist }); // GET /blocklist
+  blockSender(api, { tags: ['e2 blocklist'], blocklist }); // POST /blocklist
+  unblockSender(api, { tags: ['e2 blocklist'], blocklist }); // POST /blocklist/unblock
 };

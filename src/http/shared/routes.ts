@@ -33,29 +33,29 @@ export interface SharedRouteOptions {
 export function sharedRoutes(api: Api, services: HttpServices, options: SharedRouteOptions) {
   const { domains, addresses, endpoints, deliveries, mail } = services;
   const tags = (group: string) => [`${options.tagPrefix} ${group}`];
-  listDomains(api, { tags: tags('domains'), domains, withMeta: options.domainMeta });
-  createDomain(api, { tags: tags('domains'), domains });
-  readDomain(api, { tags: tags('domains'), domains, mail });
-  configureCatchAll(api, { tags: tags('domains'), domains, method: options.catchAllMethod });
-  deleteDomain(api, { tags: tags('domains'), domains });
-  domainDnsRecords(api, { tags: tags('domains'), domains });
-  listEmailAddresses(api, { tags: tags('email addresses'), addresses });
-  createEmailAddress(api, { tags: tags('email addresses'), addresses });
-  readEmailAddress(api, { tags: tags('email addresses'), addresses });
-  updateEmailAddress(api, { tags: tags('email addresses'), addresses });
-  deleteEmailAddress(api, { tags: tags('email addresses'), addresses });
-  listEndpoints(api, { tags: tags('endpoints'), endpoints });
-  createEndpoint(api, { tags: tags('endpoints'), endpoints });
-  readEndpoint(api, { tags: tags('endpoints'), endpoints });
-  updateEndpoint(api, { tags: tags('endpoints'), endpoints });
-  deleteEndpoint(api, { tags: tags('endpoints'), endpoints });
-  testEndpoint(api, { tags: tags('deliveries'), deliveries });
-  sendEmail(api, { tags: tags('emails') });
-  sendBatch(api, { tags: tags('emails') });
-  scheduleEmail(api, { tags: tags('emails') });
-  listScheduledEmails(api, { tags: tags('emails') });
-  readScheduledEmail(api, { tags: tags('emails') });
-  cancelScheduledEmail(api, { tags: tags('emails') });
-  downloadAttachmentByIndex(api, { tags: tags('attachments'), mail });
-  downloadAttachmentByName(api, { tags: tags('attachments'), mail });
+  listDomains(api, { tags: tags('domains'), domains, withMeta: options.domainMeta }); // GET /domains
+  createDomain(api, { tags: tags('domains'), domains }); // POST /domains
+  readDomain(api, { tags: tags('domains'), domains, mail }); // GET /domains/:id
+  configureCatchAll(api, { tags: tags('domains'), domains, method: options.catchAllMethod }); // PATCH|PUT /domains/:id
+  deleteDomain(api, { tags: tags('domains'), domains }); // DELETE /domains/:id
+  domainDnsRecords(api, { tags: tags('domains'), domains }); // GET /domains/:id/dns-records
+  listEmailAddresses(api, { tags: tags('email addresses'), addresses }); // GET /email-addresses
+  createEmailAddress(api, { tags: tags('email addresses'), addresses }); // POST /email-addresses
+  readEmailAddress(api, { tags: tags('email addresses'), addresses }); // GET /email-addresses/:id
+  updateEmailAddress(api, { tags: tags('email addresses'), addresses }); // PUT /email-addresses/:id
+  deleteEmailAddress(api, { tags: tags('email addresses'), addresses }); // DELETE /email-addresses/:id
+  listEndpoints(api, { tags: tags('endpoints'), endpoints }); // GET /endpoints
+  createEndpoint(api, { tags: tags('endpoints'), endpoints }); // POST /endpoints
+  readEndpoint(api, { tags: tags('endpoints'), endpoints }); // GET /endpoints/:id
+  updateEndpoint(api, { tags: tags('endpoints'), endpoints }); // PUT /endpoints/:id
+  deleteEndpoint(api, { tags: tags('endpoints'), endpoints }); // DELETE /endpoints/:id
+  testEndpoint(api, { tags: tags('deliveries'), deliveries }); // POST /endpoints/:id/test
+  sendEmail(api, { tags: tags('emails') }); // POST /emails
+  sendBatch(api, { tags: tags('emails') }); // POST /emails/batch
+  scheduleEmail(api, { tags: tags('emails') }); // POST /emails/schedule
+  listScheduledEmails(api, { tags: tags('emails') }); // GET /emails/schedule
+  readScheduledEmail(api, { tags: tags('emails') }); // GET /emails/schedule/:id
+  cancelScheduledEmail(api, { tags: tags('emails') }); // DELETE /emails/schedule/:id
+  downloadAttachmentByIndex(api, { tags: tags('attachments'), mail }); // GET /attachments/:emailId/parts/:idOrIndex
+  downloadAttachmentByName(api, { tags: tags('attachments'), mail }); // GET /attachments/:emailId/:filename
 }

@@ -30,42 +30,42 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   const { accounts, webhooks, mail, deliveries, retention, erasures, alerts } = services;
   requireApiKey(api, accounts, services.apiRateLimit);
   sharedRoutes(api, services, { tagPrefix: 'v2', catchAllMethod: 'PUT', domainMeta: true });
-  startDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
-  checkDomainVerification(api, { tags: ['v2 domains'], domains: services.domains });
-  listWebhooks(api, { tags: ['v2 webhooks'], webhooks });
-  createWebhook(api, { tags: ['v2 webhooks'], webhooks });
-  readWebhook(api, { tags: ['v2 webhooks'], webhooks });
-  updateWebhook(api, { tags: ['v2 webhooks'], webhooks });
-  deleteWebhook(api, { tags: ['v2 webhooks'], webhooks });
-  listMail(api, { tags: ['v2 mail'], mail });
-  eraseMail(api, { tags: ['v2 mail'], erasures });
-  listErasures(api, { tags: ['v2 mail'], erasures });
-  replyToMail(api, { tags: ['v2 mail'], mail });
-  bulkUpdateMail(api, { tags: ['v2 mail'], mail });
-  readMail(api, { tags: ['v2 mail'], mail });
-  updateMail(api, { tags: ['v2 mail'], mail });
-  mailThread(api, { tags: ['v2 mail'], mail });
-  rawMail(api, { tags: ['v2 mail'], mail });
-  readSentEmail(api, { tags: ['v2 emails'] });
-  replyToEmail(api, { tags: ['v2 emails'] });
-  retryDelivery(api, { tags: ['v2 deliveries'], deliveries });
-  listDeliveries(api, { tags: ['v2 deliveries'], deliveries });
-  readDelivery(api, { tags: ['v2 deliveries'], deliveries });
-  replayDeliveries(api, { tags: ['v2 deliveries'], deliveries });
-  explainRouting(api, { tags: ['v2 routing'], explainRouting: services.explainRouting });
-  listKeys(api, { tags: ['v2 keys'], accounts });
-  createKey(api, { tags: ['v2 keys'], accounts });
-  revokeKey(api, { tags: ['v2 keys'], accounts });
-  readAccountRetention(api, { tags: ['v2 retention'], retention });
-  setAccountRetention(api, { tags: ['v2 retention'], retention });
-  readDomainRetention(api, { tags: ['v2 retention'], retention });
-  setDomainRetention(api, { tags: ['v2 retention'], retention });
-  readAddressRetention(api, { tags: ['v2 retention'], retention });
-  setAddressRetention(api, { tags: ['v2 retention'], retention });
-  listAlerts(api, { tags: ['v2 alerts'], alerts });
-  readAlertSettings(api, { tags: ['v2 alerts'], alerts });
-  setAlertSettings(api, { tags: ['v2 alerts'], alerts });
-  readAlert(api, { tags: ['v2 alerts'], alerts });
-  acknowledgeAlert(api, { tags: ['v2 alerts'], alerts });
-  streamEvents(api, { tags: ['v2 events'], events: services.events });
+  startDomainVerification(api, { tags: ['v2 domains'], domains: services.domains }); // POST /domains/:id/auth
+  checkDomainVerification(api, { tags: ['v2 domains'], domains: services.domains }); // PATCH /domains/:id/auth
+  listWebhooks(api, { tags: ['v2 webhooks'], webhooks }); // GET /webhooks
+  createWebhook(api, { tags: ['v2 webhooks'], webhooks }); // POST /webhooks
+  readWebhook(api, { tags: ['v2 webhooks'], webhooks }); // GET /webhooks/:id
+  updateWebhook(api, { tags: ['v2 webhooks'], webhooks }); // PUT /webhooks/:id
+  deleteWebhook(api, { tags: ['v2 webhooks'], webhooks }); // DELETE /webhooks/:id
+  listMail(api, { tags: ['v2 mail'], mail }); // GET /mail
+  eraseMail(api, { tags: ['v2 mail'], erasures }); // POST /mail/erase
+  listErasures(api, { tags: ['v2 mail'], erasures }); // GET /mail/erasures
+  replyToMail(api, { tags: ['v2 mail'], mail }); // POST /mail
+  bulkUpdateMail(api, { tags: ['v2 mail'], mail }); // POST /mail/bulk
+  readMail(api, { tags: ['v2 mail'], mail }); // GET /mail/:id
+  updateMail(api, { tags: ['v2 mail'], mail }); // PATCH /mail/:id
+  mailThread(api, { tags: ['v2 mail'], mail }); // GET /mail/:id/thread
+  rawMail(api, { tags: ['v2 mail'], mail }); // GET /mail/:id/raw
+  readSentEmail(api, { tags: ['v2 emails'] }); // GET /emails/:id
+  replyToEmail(api, { tags: ['v2 emails'] }); // POST /emails/:id/reply
+  retryDelivery(api, { tags: ['v2 deliveries'], deliveries }); // POST /emails/:id/retry-delivery
+  listDeliveries(api, { tags: ['v2 deliveries'], deliveries }); // GET /deliveries
+  readDelivery(api, { tags: ['v2 deliveries'], deliveries }); // GET /deliveries/:id
+  replayDeliveries(api, { tags: ['v2 deliveries'], deliveries }); // POST /deliveries/replay
+  explainRouting(api, { tags: ['v2 routing'], explainRouting: services.explainRouting }); // POST /routing/explain
+  listKeys(api, { tags: ['v2 keys'], accounts }); // GET /keys
+  createKey(api, { tags: ['v2 keys'], accounts }); // POST /keys
+  revokeKey(api, { tags: ['v2 keys'], accounts }); // DELETE /keys/:id
+  readAccountRetention(api, { tags: ['v2 retention'], retention }); // GET /retention
+  setAccountRetention(api, { tags: ['v2 retention'], retention }); // PUT /retention
+  readDomainRetention(api, { tags: ['v2 retention'], retention }); // GET /domains/:id/retention
+  setDomainRetention(api, { tags: ['v2 retention'], retention }); // PUT /domains/:id/retention
+  readAddressRetention(api, { tags: ['v2 retention'], retention }); // GET /email-addresses/:id/retention
+  setAddressRetention(api, { tags: ['v2 retention'], retention }); // PUT /email-addresses/:id/retention
+  listAlerts(api, { tags: ['v2 alerts'], alerts }); // GET /alerts
+  readAlertSettings(api, { tags: ['v2 alerts'], alerts }); // GET /alerts/settings
+  setAlertSettings(api, { tags: ['v2 alerts'], alerts }); // PUT /alerts/settings
+  readAlert(api, { tags: ['v2 alerts'], alerts }); // GET /alerts/:id
+  acknowledgeAlert(api, { tags: ['v2 alerts'], alerts }); // POST /alerts/:id/acknowledge
+  streamEvents(api, { tags: ['v2 events'], events: services.events }); // GET /events
 };
