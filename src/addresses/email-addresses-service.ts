@@ -1,4 +1,13 @@
-import { type Clock, Conflict, Invalid, isoNow, NotFound, newId, withinAddressLength } from '../core/index.ts';
+import {
+  type Clock,
+  Conflict,
+  Invalid,
+  isoNow,
+  NotFound,
+  newId,
+  type Page,
+  withinAddressLength,
+} from '../core/index.ts';
 import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, toFlag } from '../db/index.ts';
 import type { EndpointType, RoutingTarget } from '../endpoints/index.ts';
 import { normalizeAddress } from './address-name.ts';
@@ -91,7 +100,7 @@ export class EmailAddressesService {
     this.targets = deps.targets;
   }
 
-  async list(accountId: string, query: AddressListQuery): Promise<{ addresses: EmailAddress[]; total: number }> {
+  async list(accountId: string, query: AddressListQuery): Promise<Page<EmailAddress>> {
     let base = this.selectRows().where('email_addresses.account_id', '=', accountId);
     if (query.domainId) base = base.where('email_addresses.domain_id', '=', query.domainId);
     if (query.isActive !== undefined) base = base.where('email_addresses.is_active', '=', toFlag(query.isActive));
@@ -112,7 +121,7 @@ export class EmailAddressesService {
         .execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { addresses: await this.present(accountId, rows), total: Number(count.n) };
+    return { items: await this.present(accountId, rows), total: Number(count.n) };
   }
 
   /** The account's active addresses on verified domains (those that receive mail), with since when each exists. */

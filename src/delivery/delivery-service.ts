@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Clock } from '../core/index.ts';
+import type { Clock, Page } from '../core/index.ts';
 import { Invalid, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 import type { DeliveryTargets } from '../endpoints/index.ts';
@@ -181,7 +181,7 @@ export class DeliveryService {
   async listDeliveries(
     accountId: string,
     query: { endpointId?: string; emailId?: string; status?: DeliveryStatus; limit: number; offset: number },
-  ): Promise<{ deliveries: Array<Selectable<DeliveriesTable>>; total: number }> {
+  ): Promise<Page<Selectable<DeliveriesTable>>> {
     let select = this.db.selectFrom('deliveries').where('account_id', '=', accountId);
     if (query.endpointId) select = select.where('target_id', '=', query.endpointId);
     if (query.emailId) select = select.where('email_id', '=', query.emailId);
@@ -196,7 +196,7 @@ export class DeliveryService {
         .execute(),
       select.select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
     ]);
-    return { deliveries: rows, total: Number(count.total) };
+    return { items: rows, total: Number(count.total) };
   }
 
   /** Sends a synthetic `email.received` (built by the same builder as real ones) and reports what the target said. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
+import { type Clock, Invalid, isoNow, NotFound, newId, type Page, randomHex } from '../core/index.ts';
 import { type Db, type EndpointsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import {
@@ -137,7 +137,7 @@ export class EndpointsService {
     return this.toEndpoint(row, NO_DELIVERIES);
   }
 
-  async list(accountId: string, query: EndpointListQuery): Promise<{ endpoints: Endpoint[]; total: number }> {
+  async list(accountId: string, query: EndpointListQuery): Promise<Page<Endpoint>> {
     let base = this.db.selectFrom('endpoints').where('account_id', '=', accountId);
     if (query.type) base = base.where('type', '=', query.type);
     if (query.active !== undefined) base = base.where('is_active', '=', toFlag(query.active));
@@ -155,9 +155,7 @@ export class EndpointsService {
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
     return {
-      endpoints: await withDeliveryStats(this.deliveries, 'endpoint', rows, (row, stats) =>
-        this.toEndpoint(row, stats),
-      ),
+      items: await withDeliveryStats(this.deliveries, 'endpoint', rows, (row, stats) => this.toEndpoint(row, stats)),
       total: Number(count.n),
     };
   }

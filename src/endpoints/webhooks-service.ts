@@ -1,4 +1,4 @@
-import { type Clock, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
+import { type Clock, Invalid, isoNow, NotFound, newId, type Page, randomHex } from '../core/index.ts';
 import { type Db, fromFlag, toFlag, type WebhooksTable } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES, withDeliveryStats } from './delivery-history.ts';
@@ -53,14 +53,14 @@ export class WebhooksService {
     this.deliveries = deps.deliveries;
   }
 
-  async list(accountId: string, page: { limit: number; offset: number }) {
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<Page<Webhook>> {
     const base = this.db.selectFrom('webhooks').where('account_id', '=', accountId);
     const [rows, count] = await Promise.all([
       base.selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
     return {
-      webhooks: await withDeliveryStats(this.deliveries, 'webhook', rows, (row, stats) => this.toWebhook(row, stats)),
+      items: await withDeliveryStats(this.deliveries, 'webhook', rows, (row, stats) => this.toWebhook(row, stats)),
       total: Number(count.n),
     };
   }

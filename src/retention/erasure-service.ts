@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type Clock, Conflict, Invalid, isoNow, newId } from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { type ListFilter, resolveListFilter } from '../mail/index.ts';
 import type { MailPages } from '../search/index.ts';
@@ -116,10 +116,7 @@ export class ErasureService {
   }
 
   /** The account's erasures, newest first. */
-  async list(
-    accountId: string,
-    page: { limit: number; offset: number },
-  ): Promise<{ erasures: Erasure[]; total: number }> {
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<Page<Erasure>> {
     const rows = await this.#db
       .selectFrom('mail_erasures')
       .selectAll()
@@ -135,7 +132,7 @@ export class ErasureService {
       .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow();
     return {
-      erasures: rows.map((row) => ({
+      items: rows.map((row) => ({
         id: row.id,
         apiKeyId: row.api_key_id,
         filter: JSON.parse(row.filter_json) as Record<string, unknown>,

@@ -1,4 +1,4 @@
-import { type Clock, Conflict, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, NotFound, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { RuleEvaluator } from './rule-evaluator.ts';
 
@@ -38,14 +38,14 @@ export class BlocklistService {
   }
 
   /** Newest first. */
-  async list(accountId: string, page: { limit: number; offset: number }) {
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<Page<BlockedSender>> {
     const base = this.#db.selectFrom('blocked_senders').where('account_id', '=', accountId);
     const [rows, count] = await Promise.all([
       base.selectAll().orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
     return {
-      entries: rows.map((row) => ({ id: row.id, emailAddress: row.email_address, createdAt: row.created_at })),
+      items: rows.map((row) => ({ id: row.id, emailAddress: row.email_address, createdAt: row.created_at })),
       total: Number(count.n),
     };
   }

@@ -1,4 +1,4 @@
-import { type Clock, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
+import { type Clock, Invalid, isoNow, NotFound, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
 import type { RuleEvaluator } from './rule-evaluator.ts';
@@ -67,13 +67,13 @@ export class RulesService {
   }
 
   /** The account's rules in the order they run: by priority, then by creation. */
-  async list(accountId: string, page: { limit: number; offset: number }) {
+  async list(accountId: string, page: { limit: number; offset: number }): Promise<Page<Rule>> {
     const base = this.#db.selectFrom('rules').where('account_id', '=', accountId);
     const [rows, count] = await Promise.all([
       base.selectAll().orderBy('priority').orderBy('id').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rules: rows.map(ruleFromRow), total: Number(count.n) };
+    return { items: rows.map(ruleFromRow), total: Number(count.n) };
   }
 
   async get(accountId: string, id: string): Promise<Rule> {

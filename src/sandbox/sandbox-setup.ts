@@ -69,7 +69,7 @@ export async function setUpSandbox(
     await endpoints.update(accountId, endpoint.id, { isActive: false });
   }
 
-  const { addresses: existing } = await addresses.list(accountId, { limit: PAGE, offset: 0, domainId: domain.id });
+  const { items: existing } = await addresses.list(accountId, { limit: PAGE, offset: 0, domainId: domain.id });
   const inbox = existing.find((address) => address.address === SANDBOX_ADDRESS);
   if (!inbox) await addresses.create(accountId, { address: SANDBOX_ADDRESS, domainId: domain.id });
   else if (!inbox.isActive) await addresses.update(accountId, inbox.id, { isActive: true });

@@ -25,10 +25,8 @@ export function listBlockedSenders(app: Api, { tags, blocklist }: BlocklistRoute
     description: 'Newest first.',
     key: 'data',
     item: BlockedSenderSchema,
-    list: async (accountId, page) => {
-      const { entries, total } = await blocklist.list(accountId, page);
-      return { rows: entries, total };
-    },
+    list: (accountId, page) => blocklist.list(accountId, page),
+    present: (entry) => entry,
   });
 }
 

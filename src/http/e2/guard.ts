@@ -12,6 +12,7 @@ import {
   RuleConditionsSchema,
   RuleSchema,
 } from '../shared/presenters/rules.ts';
+import { updateRoute } from '../shared/update-route.ts';
 
 /** e2 `/guard`: Guard-style rules with explicit conditions, run at ingest in priority order (see src/rules). */
 
@@ -37,10 +38,8 @@ export function listRules(app: Api, { tags, rules }: GuardRouteOptions) {
     description: 'In the order they run: by priority, then by creation.',
     key: 'data',
     item: RuleSchema,
-    list: async (accountId, page) => {
-      const { rules: rows, total } = await rules.list(accountId, page);
-      return { rows: rows.map(presentRule), total };
-    },
+    list: (accountId, page) => rules.list(accountId, page),
+    present: presentRule,
   });
 }
 
@@ -72,21 +71,16 @@ export function readRule(app: Api, { tags, rules }: GuardRouteOptions) {
 }
 
 export function updateRule(app: Api, { tags, rules }: GuardRouteOptions) {
-  app.put(
-    '/guard/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Update a rule',
-        description: 'Only the fields sent change; `conditions` and `action` are replaced whole.',
-        params: IdParams,
-        body: Type.Object(ruleFields),
-        response: { 200: RuleSchema, ...errorResponses },
-      },
-      preValidation: emptyBodyAsObject,
-    },
-    async (request) => presentRule(await rules.update(request.account.id, request.params.id, request.body)),
-  );
+  updateRoute(app, {
+    path: '/guard/:id',
+    tags,
+    summary: 'Update a rule',
+    description: 'Only the fields sent change; `conditions` and `action` are replaced whole.',
+    fields: ruleFields,
+    item: RuleSchema,
+    update: (accountId, id, changes) => rules.update(accountId, id, changes),
+    present: presentRule,
+  });
 }
 
 export function deleteRule(app: Api, { tags, rules }: GuardRouteOptions) {

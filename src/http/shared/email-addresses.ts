@@ -5,6 +5,7 @@ import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import { type Api, BodyTypes, Flag, type Tags } from './api.ts';
 import { paginatedListRoute } from './paginated-list.ts';
 import { AddressDeletedSchema, EmailAddressSchema, presentEmailAddress } from './presenters/email-addresses.ts';
+import { updateRoute } from './update-route.ts';
 
 /** Email address routes; both families serve the same shapes. */
 
@@ -31,15 +32,14 @@ export function listEmailAddresses(app: Api, { tags, addresses }: EmailAddressRo
     },
     key: 'data',
     item: EmailAddressSchema,
-    list: async (accountId, page, query) => {
-      const { addresses: rows, total } = await addresses.list(accountId, {
+    list: (accountId, page, query) =>
+      addresses.list(accountId, {
         ...page,
         domainId: query.domainId,
         isActive: flag(query.isActive),
         isReceiptRuleConfigured: flag(query.isReceiptRuleConfigured),
-      });
-      return { rows: rows.map((row) => presentEmailAddress(row, { listItem: true })), total };
-    },
+      }),
+    present: (address) => presentEmailAddress(address, { listItem: true }),
   });
 }
 
@@ -87,22 +87,17 @@ export function readEmailAddress(app: Api, { tags, addresses }: EmailAddressRout
 }
 
 export function updateEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {
-  app.put(
-    '/email-addresses/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Update routing or activity',
-        description: 'Only the fields sent change. Setting one routing id clears the other; null removes that routing.',
-        consumes: BodyTypes,
-        params: IdParams,
-        body: Type.Object({ endpointId: TargetId, webhookId: TargetId, isActive: Type.Optional(Type.Boolean()) }),
-        response: { 200: EmailAddressSchema, ...errorResponses },
-      },
-      preValidation: emptyBodyAsObject,
-    },
-    async (request) => presentEmailAddress(await addresses.update(request.account.id, request.params.id, request.body)),
-  );
+  updateRoute(app, {
+    path: '/email-addresses/:id',
+    tags,
+    summary: 'Update routing or activity',
+    description: 'Only the fields sent change. Setting one routing id clears the other; null removes that routing.',
+    consumes: BodyTypes,
+    fields: { endpointId: TargetId, webhookId: TargetId, isActive: Type.Optional(Type.Boolean()) },
+    item: EmailAddressSchema,
+    update: (accountId, id, changes) => addresses.update(accountId, id, changes),
+    present: (address) => presentEmailAddress(address),
+  });
 }
 
 export function deleteEmailAddress(app: Api, { tags, addresses }: EmailAddressRouteOptions) {

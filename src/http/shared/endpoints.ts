@@ -14,6 +14,7 @@ import {
   presentUpdatedEndpoint,
   UpdatedEndpointSchema,
 } from './presenters/endpoints.ts';
+import { updateRoute } from './update-route.ts';
 
 /** Endpoint routes; both families serve the same shapes and errors. */
 
@@ -35,15 +36,9 @@ export function listEndpoints(app: Api, { tags, endpoints }: EndpointRouteOption
     },
     key: 'data',
     item: EndpointSchema,
-    list: async (accountId, page, query) => {
-      const { active, ...filters } = query;
-      const { endpoints: rows, total } = await endpoints.list(accountId, {
-        ...filters,
-        ...page,
-        active: active === undefined ? undefined : active === 'true',
-      });
-      return { rows: rows.map(presentEndpoint), total };
-    },
+    list: (accountId, page, { active, ...filters }) =>
+      endpoints.list(accountId, { ...filters, ...page, active: active === undefined ? undefined : active === 'true' }),
+    present: presentEndpoint,
   });
 }
 
@@ -93,34 +88,26 @@ export function readEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions
 }
 
 export function updateEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {
-  app.put(
-    '/endpoints/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Update an endpoint',
-        description:
-          'Only the fields sent change. A new `config` replaces the old one whole (validated as on create); a ' +
-          "webhook's verificationToken is kept. `webhookFormat` is accepted and ignored: deliveries use one format.",
-        params: IdParams,
-        body: Type.Object({
-          name: Type.Optional(Type.String()),
-          description: ClearableString,
-          isActive: Type.Optional(Type.Boolean()),
-          config: Type.Optional(Type.Unknown()),
-          webhookFormat: Type.Optional(
-            Type.Union([Type.Literal('inbound'), Type.Literal('discord'), Type.Literal('slack')]),
-          ),
-        }),
-        response: { 200: UpdatedEndpointSchema, ...errorResponses },
-      },
-      preValidation: emptyBodyAsObject,
+  updateRoute(app, {
+    path: '/endpoints/:id',
+    tags,
+    summary: 'Update an endpoint',
+    description:
+      'Only the fields sent change. A new `config` replaces the old one whole (validated as on create); a ' +
+      "webhook's verificationToken is kept. `webhookFormat` is accepted and ignored: deliveries use one format.",
+    fields: {
+      name: Type.Optional(Type.String()),
+      description: ClearableString,
+      isActive: Type.Optional(Type.Boolean()),
+      config: Type.Optional(Type.Unknown()),
+      webhookFormat: Type.Optional(
+        Type.Union([Type.Literal('inbound'), Type.Literal('discord'), Type.Literal('slack')]),
+      ),
     },
-    async (request) => {
-      const { webhookFormat: _ignored, ...update } = request.body;
-      return presentUpdatedEndpoint(await endpoints.update(request.account.id, request.params.id, update));
-    },
-  );
+    item: UpdatedEndpointSchema,
+    update: (accountId, id, { webhookFormat: _ignored, ...changes }) => endpoints.update(accountId, id, changes),
+    present: presentUpdatedEndpoint,
+  });
 }
 
 export function deleteEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptions) {

@@ -65,15 +65,9 @@ export function listDeliveries(app: Api, { tags, deliveries }: DeliveryRouteOpti
     },
     key: 'data',
     item: DeliverySchema,
-    list: async (accountId, page, query) => {
-      const { deliveries: rows, total } = await deliveries.listDeliveries(accountId, {
-        ...page,
-        endpointId: query.endpointId,
-        emailId: query.emailId,
-        status: query.status,
-      });
-      return { rows: rows.map(presentDelivery), total };
-    },
+    list: (accountId, page, { endpointId, emailId, status }) =>
+      deliveries.listDeliveries(accountId, { ...page, endpointId, emailId, status }),
+    present: presentDelivery,
   });
 }
 

@@ -187,9 +187,7 @@ export function listErasures(app: Api, { tags, erasures }: ErasureRouteOptions) 
     summary: 'The audit records of erase by query, newest first',
     key: 'erasures',
     item: ErasureSchema,
-    list: async (accountId, page) => {
-      const { erasures: records, total } = await erasures.list(accountId, page);
-      return { rows: records.map(presentErasure), total };
-    },
+    list: (accountId, page) => erasures.list(accountId, page),
+    present: presentErasure,
   });
 }

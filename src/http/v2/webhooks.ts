@@ -4,6 +4,7 @@ import { ClearableString, emptyBodyAsObject } from '../empty-body.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
 import { paginatedListRoute } from '../shared/paginated-list.ts';
+import { updateRoute } from '../shared/update-route.ts';
 import { presentWebhook, presentWebhookCleanup, WebhookDeletedSchema, WebhookSchema } from './presenters/webhooks.ts';
 
 /** Legacy webhooks: the routing target behind an address's `webhookId` (the v2 family only). */
@@ -31,10 +32,8 @@ export function listWebhooks(app: Api, { tags, webhooks }: WebhookRouteOptions) 
     summary: 'List legacy webhooks',
     key: 'data',
     item: WebhookSchema,
-    list: async (accountId, page) => {
-      const { webhooks: rows, total } = await webhooks.list(accountId, page);
-      return { rows: rows.map(presentWebhook), total };
-    },
+    list: (accountId, page) => webhooks.list(accountId, page),
+    present: presentWebhook,
   });
 }
 
@@ -72,21 +71,16 @@ export function readWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
 }
 
 export function updateWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
-  app.put(
-    '/webhooks/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Update a legacy webhook',
-        description: 'Only the fields sent change; null clears `secret`, `headers` and `description`.',
-        params: IdParams,
-        body: Type.Object(webhookFields),
-        response: { 200: WebhookSchema, ...errorResponses },
-      },
-      preValidation: emptyBodyAsObject,
-    },
-    async (request) => presentWebhook(await webhooks.update(request.account.id, request.params.id, request.body)),
-  );
+  updateRoute(app, {
+    path: '/webhooks/:id',
+    tags,
+    summary: 'Update a legacy webhook',
+    description: 'Only the fields sent change; null clears `secret`, `headers` and `description`.',
+    fields: webhookFields,
+    item: WebhookSchema,
+    update: (accountId, id, changes) => webhooks.update(accountId, id, changes),
+    present: presentWebhook,
+  });
 }
 
 export function deleteWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions) {
