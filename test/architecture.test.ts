@@ -12,7 +12,7 @@ const SRC = resolve(import.meta.dirname, '../src');
  */
 const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   core: [],
-  /** MIME parsing and attachment extraction: a leaf, like core, for ingest, mail and delivery alike. */
+  /** MIME parsing, attachment extraction and received HTML's sanitizer: a leaf, like core, for all who show mail. */
   mime: [],
   config: ['core'],
   db: ['core', 'config'],
@@ -60,6 +60,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   http: [
     'console',
     'core',
+    'mime',
     'accounts',
     'domains',
     'addresses',

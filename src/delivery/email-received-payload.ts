@@ -1,4 +1,5 @@
-import { type StoredEmail, sanitizeEmailHtml } from '../mail/index.ts';
+import type { StoredEmail } from '../mail/index.ts';
+import { sanitizeEmailHtml } from '../mime/index.ts';
 
 /** The stored email fields the `email.received` body is built from. */
 export type PayloadEmail = Pick<

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sanitizeEmailHtml } from '../mail/index.ts';
-import type { ParsedMessage } from '../mime/index.ts';
+import { type ParsedMessage, sanitizeEmailHtml } from '../mime/index.ts';
 import type { Verdicts } from './verdicts.ts';
 
 /** What the analysis of one message yields: its parsed form, its verdicts, and the hash that finds retried copies. */

@@ -13,7 +13,6 @@ export {
   type ReadState,
   type StateChange,
 } from './mail-service.ts';
-export { sanitizeEmailHtml } from './sanitize-email-html.ts';
 export {
   type AddressList,
   type AttachmentInfo,

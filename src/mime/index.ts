@@ -10,3 +10,4 @@ export {
   type ParsedMessage,
   parseMessage,
 } from './message-parser.ts';
+export { sanitizeEmailHtml } from './sanitize-email-html.ts';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { AddressList, EmailSummary, StoredEmail } from '../../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../../mime/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { AttachmentSchema, presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';

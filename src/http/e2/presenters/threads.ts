@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { StoredEmail, ThreadSummary } from '../../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../../mime/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { tagsOf } from '../../shared/presenters/rules.ts';

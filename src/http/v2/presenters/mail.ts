@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { AddressList, EmailDetail, EmailSummary, ReadState, StoredEmail } from '../../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../../mail/index.ts';
+import { sanitizeEmailHtml } from '../../../mime/index.ts';
 import { DateTime, Nullable, Pagination } from '../../schemas.ts';
 import type { ValidatedReply } from '../../shared/mail-input.ts';
 import {
