@@ -241,7 +241,6 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     eventsAppended,
     failures: alerts.deliveryFailures,
     observer: metrics?.delivery,
-    receivingBusy: () => ingest.busy(),
     settings: {
       ...config.delivery,
       attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,

@@ -74,8 +74,6 @@ export interface Config {
     leaseMs: number;
     /** Longest sleep between looks at the outbox when no wake-up arrives. */
     pollMs: number;
-    /** Longest a delivery waits for ingest to stop being busy before it starts anyway (0: it never waits). */
-    yieldMs: number;
     /** The port of direct MX delivery for forwards (25 except in tests). */
     mxPort: number;
   };
@@ -187,7 +185,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScale: e.DELIVERY_RETRY_SCALE,
       leaseMs: e.DELIVERY_LEASE_SECONDS * 1000,
       pollMs: e.DELIVERY_POLL_SECONDS * 1000,
-      yieldMs: e.DELIVERY_YIELD_SECONDS * 1000,
       mxPort: e.FORWARD_MX_PORT,
     },
     metrics: {

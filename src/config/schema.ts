@@ -70,8 +70,6 @@ export const EnvSchema = Type.Object({
   DELIVERY_RETRY_SCALE: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
   DELIVERY_LEASE_SECONDS: Type.Number({ minimum: 1, default: 30 }),
   DELIVERY_POLL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 5 }),
-  /** How long deliveries may wait for SMTP to stop being busy receiving before they start anyway; 0: never wait. */
-  DELIVERY_YIELD_SECONDS: Type.Number({ minimum: 0, maximum: 300, default: 10 }),
   FORWARD_MX_PORT: Port(25),
   DOMAIN_VERIFY_INTERVAL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 300 }),
   DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),

@@ -27,8 +27,6 @@ export interface DeliverySystemOptions {
   failures?: DeliveryFailureObserver;
   /** Told of every recorded attempt (the metrics). */
   observer?: DeliveryObserver;
-  /** Whether this process is busy receiving mail: deliveries then wait up to `settings.yieldMs` (see DeliveryWorker). */
-  receivingBusy?: () => boolean;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -41,7 +39,6 @@ export interface DeliverySystemOptions {
     retryScale: number;
     leaseMs: number;
     pollMs: number;
-    yieldMs: number;
   };
 }
 
@@ -98,9 +95,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
       leaseMs: settings.leaseMs,
       pollMs: settings.pollMs,
       drainMs: Math.min(settings.leaseMs, 10_000),
-      yieldMs: settings.yieldMs,
     },
-    receivingBusy: options.receivingBusy,
   });
   const pg = options.database.kind === 'postgres' ? options.database : undefined;
   // The NOTIFY channel of this installation (one schema) on the PostgreSQL server.

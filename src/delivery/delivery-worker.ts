@@ -11,12 +11,7 @@ export interface WorkerSettings {
   pollMs: number;
   /** How long `stop()` lets attempts in flight finish before handing their jobs back. */
   drainMs: number;
-  /** How long due work may wait while receiving is busy (see `yielding`); 0 never waits. */
-  yieldMs: number;
 }
-
-/** How often a worker yielding to receiving looks again whether it is still busy. */
-const YIELD_RECHECK_MS = 10;
 
 /**
  * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as slots
@@ -52,10 +47,6 @@ export class DeliveryWorker {
   /** When the timer goes off, on `performance.now()`'s clock. */
   private sleepUntil = 0;
   private heartbeat: NodeJS.Timeout | undefined;
-  private readonly receivingBusy: () => boolean;
-  /** Since when (`performance.now()`) due work has waited for receiving, until the worker runs out of due work. */
-  private yieldingSince: number | undefined;
-  private recheckTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: {
     store: OutboxStore;
@@ -63,14 +54,12 @@ export class DeliveryWorker {
     settings: WorkerSettings;
     logger: Logger;
     now: () => Date;
-    receivingBusy?: () => boolean;
   }) {
     this.store = deps.store;
     this.runner = deps.runner;
     this.settings = deps.settings;
     this.logger = deps.logger;
     this.now = deps.now;
-    this.receivingBusy = deps.receivingBusy ?? (() => false);
   }
 
   start(): void {
@@ -114,38 +103,9 @@ export class DeliveryWorker {
   }
 
   private launchWaiting(): void {
-    if (this.waiting.length > 0 && this.yielding()) return;
     while (!this.stopped && this.waiting.length > 0 && this.inflight.size < this.settings.concurrency) {
       this.launch(this.waiting.shift()!);
     }
-    this.doneYielding();
-  }
-
-  /**
-   * Whether to hold due work back because this process is busy receiving mail: on two cores, a delivery's CPU is
-   * taken from the SMTP sessions, and accepting mail quickly matters more than a webhook a few seconds sooner. Work
-   * waits at most `yieldMs` from the moment it was first held back; after that it runs until none is due, even under
-   * load, so a long overload makes deliveries late by about `yieldMs`, never starves them.
-   */
-  private yielding(): boolean {
-    if (this.stopped || this.settings.yieldMs === 0 || !this.receivingBusy()) return false;
-    const now = performance.now();
-    this.yieldingSince ??= now;
-    if (now - this.yieldingSince >= this.settings.yieldMs) return false;
-    if (!this.recheckTimer) {
-      this.recheckTimer = setTimeout(() => {
-        this.recheckTimer = undefined;
-        this.launchWaiting();
-        if (this.dueMayExist) this.pump();
-      }, YIELD_RECHECK_MS);
-      this.recheckTimer.unref();
-    }
-    return true;
-  }
-
-  /** No due work is left: the next work held back starts a new wait. */
-  private doneYielding(): void {
-    if (this.waiting.length === 0 && !this.dueMayExist) this.yieldingSince = undefined;
   }
 
   private holds(id: string): boolean {
@@ -192,14 +152,13 @@ export class DeliveryWorker {
           this.nextDueAt = (await this.store.nextDueAt())?.getTime();
           if (this.nextDueAt !== undefined && this.nextDueAt <= this.now().getTime()) this.dueMayExist = true;
         }
-        while (!this.stopped && this.dueMayExist && this.claimWorthwhile() && !this.yielding()) {
+        while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
           for (const job of jobs) if (!this.holds(job.id)) this.launch({ job });
           if (jobs.length < wanted) this.dueMayExist = false;
         }
-        this.doneYielding();
       } while (this.pumpAgain && !this.stopped);
     } catch (error) {
       if (!this.stopped) this.logger.error({ err: error }, 'delivery worker could not claim jobs');
@@ -277,7 +236,6 @@ export class DeliveryWorker {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.sleepTimer);
-    clearTimeout(this.recheckTimer);
     clearInterval(this.heartbeat);
     while (this.pumping) await new Promise((resolve) => setTimeout(resolve, 5));
     if (this.inflight.size > 0) {

@@ -65,9 +65,6 @@ export interface IngestDependencies {
   newJobLease?: () => JobLease | undefined;
 }
 
-/** More messages than this in flight is more than one or two senders: SMTP is under load (see `busy`). */
-const BUSY_IN_FLIGHT = 2;
-
 /** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
 export const INGEST_THREAD_NAMES = { analysis: 'ingest-analysis', writer: 'ingest-writer' } as const;
 
@@ -277,10 +274,6 @@ export function createIngestService(deps: IngestDependencies) {
      * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to hand their
      * delivery jobs to the delivery worker in-process. Returns a function that removes the listener.
      */
-    /** Whether several messages are being taken in at once: then deliveries wait, so that receiving goes first. */
-    busy(): boolean {
-      return inFlight > BUSY_IN_FLIGHT;
-    },
     onCommitted(listener: CommittedListener): () => void {
       listeners.add(listener);
       return () => listeners.delete(listener);

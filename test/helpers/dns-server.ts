@@ -23,14 +23,11 @@ const TYPE_CODES: Record<ZoneRecord['type'], number> = {
 /**
  * A real DNS server on loopback (UDP and TCP on one port) answering from an in-memory zone the test edits.
  * Names not in the zone answer NXDOMAIN; a known name without records of the asked type answers empty; a name set
- * failing answers SERVFAIL; names under a domain set slow are answered that much later.
+ * failing answers SERVFAIL.
  */
 export async function startDnsServer() {
   const zone = new Map<string, ZoneRecord[] | 'servfail'>();
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
-  const slow = new Map<string, number>();
-  const delayFor = (name: string) =>
-    [...slow].find(([domain]) => name === domain || name.endsWith(`.${domain}`))?.[1] ?? 0;
   const server = dns2.createServer({
     udp: true,
     tcp: true,
@@ -55,9 +52,7 @@ export async function startDnsServer() {
           } as never);
         }
       }
-      const delay = question ? delayFor(key(question.name)) : 0;
-      if (delay > 0) setTimeout(() => send(response), delay);
-      else send(response);
+      send(response);
     },
   });
   const port = await freePort();
@@ -75,10 +70,6 @@ export async function startDnsServer() {
     /** Answers every question about `name` with SERVFAIL, until it is set again. */
     fail(name: string) {
       zone.set(key(name), 'servfail');
-    },
-    /** Answers every question about `domain` and names under it `ms` late, until set back to 0. */
-    slow(domain: string, ms: number) {
-      slow.set(key(domain), ms);
     },
     remove(name: string) {
       zone.delete(key(name));
