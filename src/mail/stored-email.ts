@@ -23,31 +23,42 @@ export interface RuleMatch {
   tag?: string;
 }
 
-/** A received email as the API families present it (one row per accepted recipient). */
-export interface StoredEmail extends MessageFields {
+/** What a list row and a whole stored email both show of an email. */
+interface EmailBasics {
   id: string;
-  accountId: string;
-  domainId: string | null;
-  recipient: string;
-  /** The envelope sender (MAIL FROM), or null for a null reverse-path. */
-  mailFrom: string | null;
+  messageId: string | null;
+  subject: string | null;
   fromAddress: string | null;
   fromName: string | null;
-  sentDate: string | null;
-  rawBlobKey: string;
-  rawSize: number;
-  verdicts: { spf: Verdict; dkim: Verdict; dmarc: Verdict; arc: Verdict; spam: Verdict; virus: Verdict };
+  from: AddressList | null;
+  to: AddressList | null;
+  cc: AddressList | null;
+  recipient: string;
+  parseSuccess: boolean;
+  parseError: string | null;
   threadId: string | null;
   threadPosition: number | null;
   isRead: boolean;
   readAt: string | null;
   isArchived: boolean;
   archivedAt: string | null;
+  receivedAt: string;
+  createdAt: string;
+}
+
+/** A received email as the API families present it (one row per accepted recipient). */
+export interface StoredEmail extends MessageFields, EmailBasics {
+  accountId: string;
+  domainId: string | null;
+  /** The envelope sender (MAIL FROM), or null for a null reverse-path. */
+  mailFrom: string | null;
+  sentDate: string | null;
+  rawBlobKey: string;
+  rawSize: number;
+  verdicts: { spf: Verdict; dkim: Verdict; dmarc: Verdict; arc: Verdict; spam: Verdict; virus: Verdict };
   processingMs: number;
   /** In the order the rules ran; empty when none matched. */
   ruleMatches: RuleMatch[];
-  receivedAt: string;
-  createdAt: string;
   updatedAt: string;
 }
 
@@ -73,83 +84,12 @@ export interface NewEmail {
 }
 
 /** A list row: everything but the bodies, with the start of the text (or HTML) for the preview. */
-export interface EmailSummary {
-  id: string;
-  messageId: string | null;
-  subject: string | null;
-  fromAddress: string | null;
-  fromName: string | null;
-  from: AddressList | null;
-  to: AddressList | null;
-  cc: AddressList | null;
-  recipient: string;
+export interface EmailSummary extends EmailBasics {
   preview: string;
   attachmentCount: number;
-  parseSuccess: boolean;
-  parseError: string | null;
-  threadId: string | null;
-  threadPosition: number | null;
-  isRead: boolean;
-  readAt: string | null;
-  isArchived: boolean;
-  archivedAt: string | null;
-  receivedAt: string;
-  createdAt: string;
 }
 
-/** Every stored column but PostgreSQL's generated search vector, which no reader needs. */
-export const EMAIL_COLUMNS = [
-  'id',
-  'account_id',
-  'domain_id',
-  'address_id',
-  'recipient',
-  'mail_from',
-  'helo',
-  'client_ip',
-  'message_id',
-  'subject',
-  'from_address',
-  'from_name',
-  'from_json',
-  'to_json',
-  'cc_json',
-  'bcc_json',
-  'reply_to_json',
-  'sent_date',
-  'in_reply_to',
-  'references_json',
-  'priority',
-  'text_body',
-  'html_body',
-  'headers_json',
-  'attachments_json',
-  'attachment_count',
-  'parse_success',
-  'parse_error',
-  'raw_blob_key',
-  'raw_size',
-  'raw_sha256',
-  'spf',
-  'dkim',
-  'dmarc',
-  'arc',
-  'spam',
-  'virus',
-  'auth_results',
-  'thread_id',
-  'thread_position',
-  'is_read',
-  'read_at',
-  'is_archived',
-  'archived_at',
-  'processing_ms',
-  'received_at',
-  'created_at',
-  'updated_at',
-  'rule_matches_json',
-] as const satisfies ReadonlyArray<keyof EmailsTable>;
-
+/** What a list shows of each email. */
 export const SUMMARY_COLUMNS = [
   'id',
   'message_id',
@@ -171,6 +111,40 @@ export const SUMMARY_COLUMNS = [
   'archived_at',
   'received_at',
   'created_at',
+] as const satisfies ReadonlyArray<keyof EmailsTable>;
+
+/** Every stored column but PostgreSQL's generated search vector, which no reader needs. */
+export const EMAIL_COLUMNS = [
+  ...SUMMARY_COLUMNS,
+  'account_id',
+  'domain_id',
+  'address_id',
+  'mail_from',
+  'helo',
+  'client_ip',
+  'bcc_json',
+  'reply_to_json',
+  'sent_date',
+  'in_reply_to',
+  'references_json',
+  'priority',
+  'text_body',
+  'html_body',
+  'headers_json',
+  'attachments_json',
+  'raw_blob_key',
+  'raw_size',
+  'raw_sha256',
+  'spf',
+  'dkim',
+  'dmarc',
+  'arc',
+  'spam',
+  'virus',
+  'auth_results',
+  'processing_ms',
+  'updated_at',
+  'rule_matches_json',
 ] as const satisfies ReadonlyArray<keyof EmailsTable>;
 
 /** How much of each body a list row reads: enough for a 200-character preview, even after HTML markup is gone. */
@@ -215,7 +189,10 @@ export function previewOf(text: string | null, html: string | null): string {
   return source.replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
-export function toSummary(row: SummaryRow): EmailSummary {
+/** The columns `EmailBasics` is decoded from. */
+type BasicsColumn = Exclude<(typeof SUMMARY_COLUMNS)[number], 'attachment_count'>;
+
+function emailBasics(row: Pick<EmailsTable, BasicsColumn>): EmailBasics {
   return {
     id: row.id,
     messageId: row.message_id,
@@ -226,8 +203,6 @@ export function toSummary(row: SummaryRow): EmailSummary {
     to: fromJson(row.to_json, null),
     cc: fromJson(row.cc_json, null),
     recipient: row.recipient,
-    preview: previewOf(row.text_head, row.html_head),
-    attachmentCount: Number(row.attachment_count),
     parseSuccess: fromFlag(row.parse_success),
     parseError: row.parse_error,
     threadId: row.thread_id,
@@ -241,20 +216,20 @@ export function toSummary(row: SummaryRow): EmailSummary {
   };
 }
 
+export function toSummary(row: SummaryRow): EmailSummary {
+  return {
+    ...emailBasics(row),
+    preview: previewOf(row.text_head, row.html_head),
+    attachmentCount: Number(row.attachment_count),
+  };
+}
+
 export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[number]>): StoredEmail {
   return {
-    id: row.id,
+    ...emailBasics(row),
     accountId: row.account_id,
     domainId: row.domain_id,
-    recipient: row.recipient,
     mailFrom: row.mail_from,
-    messageId: row.message_id,
-    subject: row.subject,
-    fromAddress: row.from_address,
-    fromName: row.from_name,
-    from: fromJson(row.from_json, null),
-    to: fromJson(row.to_json, null),
-    cc: fromJson(row.cc_json, null),
     bcc: fromJson(row.bcc_json, null),
     replyTo: fromJson(row.reply_to_json, null),
     sentDate: row.sent_date,
@@ -265,21 +240,11 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     htmlBody: row.html_body,
     headers: fromJson(row.headers_json, {}),
     attachments: fromJson(row.attachments_json, []),
-    parseSuccess: fromFlag(row.parse_success),
-    parseError: row.parse_error,
     rawBlobKey: row.raw_blob_key,
     rawSize: Number(row.raw_size),
     verdicts: { spf: row.spf, dkim: row.dkim, dmarc: row.dmarc, arc: row.arc, spam: row.spam, virus: row.virus },
-    threadId: row.thread_id,
-    threadPosition: row.thread_position === null ? null : Number(row.thread_position),
-    isRead: fromFlag(row.is_read),
-    readAt: row.read_at,
-    isArchived: fromFlag(row.is_archived),
-    archivedAt: row.archived_at,
     processingMs: Number(row.processing_ms),
     ruleMatches: fromJson(row.rule_matches_json, []),
-    receivedAt: row.received_at,
-    createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
