@@ -40,6 +40,7 @@ export class WorkerPool<Request, Reply> {
   private readonly module: URL;
   private readonly workerData: unknown;
   private readonly threadName: string;
+  private readonly youngGenerationMb: number;
   private idleWaiters: Array<() => void> = [];
   private nextId = 0;
   private closed = false;
@@ -48,12 +49,14 @@ export class WorkerPool<Request, Reply> {
 
   /**
    * `threadName` names the workers' threads for the operating system (at most 15 characters show), so that tools
-   * like top -H and the ingest bench's per-thread CPU tell them apart.
+   * like top -H and the ingest bench's per-thread CPU tell them apart. `youngGenerationMb` caps each worker's young
+   * generation, which V8 would otherwise size from the machine's memory (see docs/performance.md, Memory).
    */
-  constructor(module: URL, size: number, workerData: unknown, threadName: string) {
+  constructor(module: URL, size: number, workerData: unknown, threadName: string, youngGenerationMb: number) {
     this.module = module;
     this.workerData = workerData;
     this.threadName = threadName;
+    this.youngGenerationMb = youngGenerationMb;
     for (let i = 0; i < size; i++) this.workers.push(this.spawn());
   }
 
@@ -98,7 +101,11 @@ export class WorkerPool<Request, Reply> {
   }
 
   private spawn(): PoolWorker<Reply> {
-    const worker = new Worker(this.module, { workerData: this.workerData, name: this.threadName });
+    const worker = new Worker(this.module, {
+      workerData: this.workerData,
+      name: this.threadName,
+      resourceLimits: { maxYoungGenerationSizeMb: this.youngGenerationMb },
+    });
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const entry: PoolWorker<Reply> = { worker, pending: new Map(), exited };
     worker.on('message', (message: ReplyEnvelope<Reply>) => {

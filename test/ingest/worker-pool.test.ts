@@ -4,10 +4,10 @@ import { test } from 'node:test';
 import { WorkerLost, WorkerPool } from '../../src/ingest/worker-pool.ts';
 
 const ECHO = new URL('../fixtures/workers/echo-worker.ts', import.meta.url);
-type Request = { action: 'echo' | 'throw' | 'exit'; value: string };
+type Request = { action: 'echo' | 'throw' | 'exit' | 'limits'; value: string };
 
 test('requests are answered by the workers; a handler error rejects only its own request, with its name', async () => {
-  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker');
+  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker', 8);
   try {
     const answers = await Promise.all(['a', 'b', 'c'].map((value) => pool.request({ action: 'echo', value })));
     assert.deepEqual(answers, ['echo a', 'echo b', 'echo c']);
@@ -19,7 +19,7 @@ test('requests are answered by the workers; a handler error rejects only its own
 });
 
 test('a worker that dies fails its requests with WorkerLost and is replaced', async () => {
-  const pool = new WorkerPool<Request, string>(ECHO, 1, {}, 'echo-worker');
+  const pool = new WorkerPool<Request, string>(ECHO, 1, {}, 'echo-worker', 8);
   try {
     const error = await pool.request({ action: 'exit', value: '' }).catch((reason: Error) => reason);
     assert.ok(error instanceof WorkerLost);
@@ -32,7 +32,7 @@ test('a worker that dies fails its requests with WorkerLost and is replaced', as
 });
 
 test('workers that cannot start make requests fail at once instead of respawning forever', async () => {
-  const pool = new WorkerPool<Request, string>(ECHO, 1, { failAtStart: true }, 'echo-worker');
+  const pool = new WorkerPool<Request, string>(ECHO, 1, { failAtStart: true }, 'echo-worker', 8);
   try {
     // Each failed start is replaced until the pool gives up; from then on a request fails without waiting.
     for (let attempt = 0; attempt < 20; attempt++) {
@@ -50,10 +50,20 @@ test("the workers' threads carry the pool's thread name", async () => {
   const threadNames = () =>
     readdirSync('/proc/self/task').map((task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim());
   assert.equal(threadNames().filter((name) => name === 'echo-worker').length, 0);
-  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker');
+  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker', 8);
   try {
     await Promise.all(['a', 'b'].map((value) => pool.request({ action: 'echo', value })));
     assert.equal(threadNames().filter((name) => name === 'echo-worker').length, 2);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("each worker's young generation is capped at the pool's size", async () => {
+  const pool = new WorkerPool<Request, string>(ECHO, 2, {}, 'echo-worker', 12);
+  try {
+    const answers = await Promise.all(['a', 'b'].map((value) => pool.request({ action: 'limits', value })));
+    assert.deepEqual(answers, ['young generation 12 MB', 'young generation 12 MB']);
   } finally {
     await pool.close();
   }
