@@ -3,9 +3,9 @@ import { Worker } from 'node:worker_threads';
 /**
  * A thread of its own for a chore of the database (WAL checkpoints, search indexing), named for the operating
  * system so that tools and the ingest bench can tell its CPU apart. Its young generation is kept small: V8 would size
- * it from the machine's memory, for garbage these chores hardly make (see docs/performance.md, Memory). It never holds the process open (say, when
- * start-up fails after it began), so what it does must be safe to cut off at exit; `stop` posts it a message, which
- * it answers by finishing and closing its port, and resolves once it has exited.
+ * it from the machine's memory, for garbage these chores hardly make (see docs/performance.md, Memory). It never
+ * holds the process open (say, when start-up fails after it began), so what it does must be safe to cut off at exit;
+ * `stop` posts it a message, which it answers by finishing and closing its port, and resolves once it has exited.
  */
 export function startBackgroundThread(
   module: URL,

@@ -44,7 +44,8 @@ export function paginatedListRoute<Key extends string, Item extends TSchema, Fil
     async (request) => {
       const page = pagination(request.query);
       const { items, total } = await list(request.account.id, page, request.query as Static<TObject<Filters>>);
-      return { [key]: items.map(present), pagination: pageInfo(page, total, items.length) };
+      // One argument each: map's index must not reach a presenter with an optional second parameter.
+      return { [key]: items.map((row) => present(row)), pagination: pageInfo(page, total, items.length) };
     },
   );
 }
