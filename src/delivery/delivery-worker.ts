@@ -6,6 +6,7 @@ import type { JobRunner } from './job-runner.ts';
 import type { OutboxStore } from './outbox-store.ts';
 
 export interface WorkerSettings {
+  /** Attempts sending at once; as many again may wait for their record (see `sending`). */
   concurrency: number;
   leaseMs: number;
   pollMs: number;
@@ -31,7 +32,15 @@ export class DeliveryWorker {
   private readonly settings: WorkerSettings;
   private readonly logger: Logger;
   private readonly now: () => Date;
+  /** Jobs launched and not yet recorded, whose leases the worker renews. */
   private readonly inflight = new Map<string, Promise<void>>();
+  /**
+   * The launched jobs whose attempt is still sending. Only these hold a slot: a finished attempt waits for its record
+   * to commit (on SQLite, for the write lock ingest's writer holds most of the time under load), and if it held its
+   * slot meanwhile, new jobs would find none and be left for a claim, which reads the email back and sanitizes it
+   * again.
+   */
+  private readonly sending = new Set<string>();
   /** Jobs taken already leased, waiting for a slot. */
   private readonly waiting: RunnableJob[] = [];
   private pumping = false;
@@ -84,7 +93,7 @@ export class DeliveryWorker {
    * inserted pending, for any worker to claim). Jobs leased meanwhile may overfill the slots: they wait in `take`.
    */
   newJobLease(): JobLease | undefined {
-    if (this.stopped || this.inflight.size + this.waiting.length >= this.settings.concurrency) return undefined;
+    if (this.stopped || this.freeSlots() <= 0) return undefined;
     return { owner: this.owner, leaseMs: this.settings.leaseMs };
   }
 
@@ -103,7 +112,7 @@ export class DeliveryWorker {
   }
 
   private launchWaiting(): void {
-    while (!this.stopped && this.waiting.length > 0 && this.inflight.size < this.settings.concurrency) {
+    while (!this.stopped && this.waiting.length > 0 && this.openSlots() > 0) {
       this.launch(this.waiting.shift()!);
     }
   }
@@ -199,15 +208,22 @@ export class DeliveryWorker {
     return this.inflight.size === 0 ? free > 0 : free >= Math.ceil(this.settings.concurrency / 4);
   }
 
-  /** Slots that neither a job in flight nor one waiting will take. */
+  /** Slots no job is sending in, while fewer than `concurrency` jobs wait for their record. */
+  private openSlots(): number {
+    const { concurrency } = this.settings;
+    return Math.min(concurrency - this.sending.size, 2 * concurrency - this.inflight.size);
+  }
+
+  /** Open slots that no job waiting will take. */
   private freeSlots(): number {
-    return this.settings.concurrency - this.inflight.size - this.waiting.length;
+    return this.openSlots() - this.waiting.length;
   }
 
   private launch(runnable: RunnableJob): void {
     const { job } = runnable;
+    this.sending.add(job.id);
     const running = this.runner
-      .run(runnable, this.owner)
+      .run(runnable, this.owner, () => this.attempted(job.id))
       .then((retryAt) => {
         const at = retryAt?.getTime();
         if (at !== undefined && (this.nextDueAt === undefined || at < this.nextDueAt)) {
@@ -221,11 +237,19 @@ export class DeliveryWorker {
         log({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
+        this.sending.delete(job.id);
         this.inflight.delete(job.id);
         this.launchWaiting();
         if (this.dueMayExist) this.pump();
       });
     this.inflight.set(job.id, running);
+  }
+
+  /** Frees the slot of a job whose attempt is over, while its record commits. */
+  private attempted(id: string): void {
+    if (!this.sending.delete(id)) return;
+    this.launchWaiting();
+    if (this.dueMayExist) this.pump();
   }
 
   /**

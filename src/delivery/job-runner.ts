@@ -34,7 +34,8 @@ export interface JobRunnerDeps {
 
 /**
  * Runs one claimed job: one attempt, recorded, then success, failure or the next due time. `run` resolves to that
- * next due time when the job will be tried again, so the worker knows when to look without asking the database.
+ * next due time when the job will be tried again, so the worker knows when to look without asking the database;
+ * `attempted` is called once the attempt's request is over and only its record is left (or when there is none to make).
  */
 export class JobRunner {
   private readonly deps: JobRunnerDeps;
@@ -43,18 +44,23 @@ export class JobRunner {
     this.deps = deps;
   }
 
-  async run({ job, email: handed, sanitizedHtml }: RunnableJob, owner: string): Promise<Date | undefined> {
+  async run(
+    { job, email: handed, sanitizedHtml }: RunnableJob,
+    owner: string,
+    attempted: () => void,
+  ): Promise<Date | undefined> {
     const { store, targets, db } = this.deps;
     const [email, target] = await Promise.all([handed ?? findStoredEmail(db, job.email_id), targets.load(job)]);
     if (!email || !target?.isActive) {
+      attempted();
       const reason = !email ? 'Email not found' : !target ? 'Endpoint not found' : 'Endpoint is inactive';
       await store.abandon(job, owner, reason, this.deps.now());
       return undefined;
     }
     const result =
       target.kind === 'webhook'
-        ? await this.runWebhook(job, owner, email, target, sanitizedHtml)
-        : await this.runForward(job, owner, email, target);
+        ? await this.runWebhook(job, owner, email, target, sanitizedHtml, attempted)
+        : await this.runForward(job, owner, email, target, attempted);
     return result.status === 'retry' ? result.at : undefined;
   }
 
@@ -78,6 +84,7 @@ export class JobRunner {
     email: StoredEmail,
     target: WebhookTarget,
     sanitizedHtml: string | undefined,
+    attempted: () => void,
   ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
     const request = buildWebhookRequest({
@@ -90,6 +97,7 @@ export class JobRunner {
       userAgent: this.deps.userAgent,
     });
     const outcome = await this.deps.http.post(request);
+    attempted();
     const status = outcome.statusCode;
     const success = status !== undefined && status >= 200 && status < 300;
     const attempt: AttemptRecord = {
@@ -129,6 +137,7 @@ export class JobRunner {
     owner: string,
     email: StoredEmail,
     target: ForwardTarget,
+    attempted: () => void,
   ): Promise<AttemptResult> {
     const startedAt = this.deps.now();
     const started = performance.now();
@@ -149,6 +158,7 @@ export class JobRunner {
         })),
       };
     }
+    attempted();
     const durationMs = Math.round(performance.now() - started);
     const failed = forwarded.recipients.filter((r) => r.status === 'failed');
     const success = !forwarded.refused && failed.length === 0 && forwarded.recipients.length > 0;

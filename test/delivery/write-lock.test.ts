@@ -21,7 +21,8 @@ let receiver: WebhookReceiver;
 before(async () => {
   dns = await startDnsServer();
   receiver = await startWebhookReceiver();
-  server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_LEASE_SECONDS: '10' });
+  // One slot, so that the second test's second job can only be sent in the slot its first one left.
+  server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_LEASE_SECONDS: '10', DELIVERY_CONCURRENCY: '1' });
   api = apiClient(server.baseUrl, server.apiKey);
 });
 after(async () => {
@@ -62,4 +63,52 @@ test('an attempt finishing while another connection holds the write lock past th
     delivery.attemptLog.map((attempt) => [attempt.attempt, attempt.success, attempt.statusCode]),
     [[1, true, 200]],
   );
+});
+
+test('an attempt waiting for the write lock to record itself leaves its slot to the next job', {
+  skip: TEST_DATABASE_URL ? 'SQLite write lock' : false,
+}, async () => {
+  const { id: domainId } = await createVerifiedDomain(api, dns, 'slots.test');
+  const endpoint = await createWebhookEndpoint(api, 'Slot receiver', { url: receiver.url });
+  await routeAddress(api, 'first@slots.test', domainId, { endpointId: endpoint.id });
+  await routeAddress(api, 'second@slots.test', domainId, { endpointId: endpoint.id });
+  const before = receiver.requests.length;
+  let lockTaken!: () => void;
+  receiver.answer(
+    { status: 200, body: 'ok', after: new Promise<void>((resolve) => (lockTaken = resolve)) },
+    { status: 200, body: 'ok' },
+  );
+
+  // One message to both addresses: two emails and their two jobs in one commit, handed to the worker, which has one
+  // slot: the second job waits in memory for it.
+  const sent = await sendMail({
+    port: server.smtpPort,
+    from: 'ann@sender.test',
+    to: ['first@slots.test', 'second@slots.test'],
+    subject: 'Two jobs, one slot',
+    text: 'Hello',
+  });
+  assert.equal(sent.code, 250, sent.response);
+  assert.equal(sent.queuedIds.length, 2);
+  await receiver.waitForRequests(before + 1);
+  const lock = await holdSqliteWriteLock(join(server.dataDir, 'mailroom.sqlite'), LOCK_HELD_MS);
+  let lockReleased = false;
+  void lock.released.then(() => (lockReleased = true));
+  lockTaken();
+
+  // The first attempt is answered and waits for the lock to record itself; the second is sent meanwhile.
+  await receiver.waitForRequests(before + 2);
+  assert.equal(lockReleased, false, 'the second webhook waited for the first attempt to be recorded');
+  await lock.released;
+  const deliveries = await Promise.all(
+    sent.queuedIds.map((emailId) => waitForDelivery(api, emailId, (d) => d.status !== 'processing', 60_000)),
+  );
+  assert.deepEqual(
+    deliveries.map((delivery) => [delivery.status, delivery.attempts]),
+    [
+      ['success', 1],
+      ['success', 1],
+    ],
+  );
+  assert.equal(receiver.requests.length, before + 2);
 });
