@@ -50,6 +50,8 @@ export class DeliveryWorker {
   private lookAhead = true;
   /** Whether a claim could find jobs: cleared by a claim that found fewer than it asked for (see look). */
   private dueMayExist = true;
+  /** Counts `wake()` calls, so that a claim knows whether jobs were committed while it ran. */
+  private wakeUps = 0;
   /** The earliest time a job is known to become due, in ms since the epoch. */
   private nextDueAt: number | undefined;
   private sleepTimer: NodeJS.Timeout | undefined;
@@ -130,6 +132,7 @@ export class DeliveryWorker {
    * a look are folded into one more look right after it.
    */
   wake(): void {
+    this.wakeUps++;
     this.dueMayExist = true;
     this.pump();
   }
@@ -144,8 +147,8 @@ export class DeliveryWorker {
   }
 
   /**
-   * Claims while due jobs may exist and a claim is worthwhile. A claim that returns fewer jobs than it asked for
-   * leaves none due: from then on only a wake-up, a retry of its own coming due or the poll (which reads the
+   * Claims while due jobs may exist and a claim is worthwhile. A claim that returns fewer jobs than it asked for, with
+   * no wake-up while it ran, leaves none due: from then on only a wake-up, a retry of its own coming due or the poll (which reads the
    * earliest due time first, and claims only if it has passed) makes the worker claim again. Finishing jobs do not:
    * with the fresh jobs handed over leased, a claim per finished delivery would find nothing, at the cost of a write.
    */
@@ -163,10 +166,12 @@ export class DeliveryWorker {
         }
         while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
+          const wakeUpsBefore = this.wakeUps;
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
           for (const job of jobs) if (!this.holds(job.id)) this.launch({ job });
-          if (jobs.length < wanted) this.dueMayExist = false;
+          // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first).
+          if (jobs.length < wanted && this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
         }
       } while (this.pumpAgain && !this.stopped);
     } catch (error) {
