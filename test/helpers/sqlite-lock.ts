@@ -21,7 +21,8 @@ export async function holdSqliteWriteLock(file: string, ms: number): Promise<{ r
 
 if (!isMainThread && workerData?.file) {
   const { file, ms } = workerData as { file: string; ms: number };
-  const database = new DatabaseSync(file);
+  // Mailroom's own short writes (lease renewals, checkpoints) may hold the lock for a moment: wait for it as they do.
+  const database = new DatabaseSync(file, { timeout: 5_000 });
   database.exec('BEGIN IMMEDIATE');
   parentPort!.postMessage('locked');
   // Sleeps this thread only, with the write lock held.
