@@ -148,9 +148,10 @@ export class DeliveryWorker {
 
   /**
    * Claims while due jobs may exist and a claim is worthwhile. A claim that returns fewer jobs than it asked for, with
-   * no wake-up while it ran, leaves none due: from then on only a wake-up, a retry of its own coming due or the poll (which reads the
-   * earliest due time first, and claims only if it has passed) makes the worker claim again. Finishing jobs do not:
-   * with the fresh jobs handed over leased, a claim per finished delivery would find nothing, at the cost of a write.
+   * no wake-up while it ran, leaves none due: from then on only a wake-up, a retry of its own coming due or the poll
+   * (which reads the earliest due time first, and claims only if it has passed) makes the worker claim again.
+   * Finishing jobs do not: with the fresh jobs handed over leased, a claim per finished delivery would find nothing,
+   * at the cost of a write.
    */
   private async look(): Promise<void> {
     this.pumping = true;
