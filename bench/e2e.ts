@@ -1,6 +1,9 @@
 /**
  * End-to-end delivery latency: the time from the SMTP 250 reply to the webhook request arriving at a loopback
- * receiver, with Mailroom running as its own process (`src/main.ts`), as in production. Two phases:
+ * receiver, with Mailroom running as its own process (`src/main.ts`), as in production. Three phases:
+ *   - warm-up: messages at the steady rate for a few seconds, reported on their own: the client opens its
+ *     connections here (each waits out smtp-server's 100 ms early-talker pause before its greeting, so the first
+ *     messages reach Mailroom in a clump, not at the rate) and Mailroom's code runs for the first time;
  *   - steady: messages at a fixed rate (default 100/s), latency p50/p99;
  *   - burst: 5,000 messages as fast as the SMTP clients go, then the time until the last webhook arrives, and a
  *     check that no job is left pending or processing.
@@ -21,6 +24,7 @@ import { table } from './table.ts';
 
 export interface E2eOptions {
   rate: number;
+  warmupSeconds: number;
   steadySeconds: number;
   burst: number;
   /** SMTP connections used by the client. */
@@ -40,6 +44,7 @@ export interface LatencySummary {
 
 export interface E2eResult {
   database: 'sqlite' | 'postgres';
+  warmup: LatencySummary & { ratePerSecond: number };
   steady: LatencySummary & { ratePerSecond: number };
   burst: LatencySummary & { sendSeconds: number; drainSeconds: number; leftPending: number };
 }
@@ -132,29 +137,33 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
       if (!emailId) throw new Error(`no email id in ${info.response}`);
       acceptedAt.set(emailId, now());
     }
-    function latencies(from: number): number[] {
+    function latencies(from: number, to?: number): number[] {
       const result: number[] = [];
-      for (const request of receiver.requests.slice(from)) {
+      for (const request of receiver.requests.slice(from, to)) {
         const accepted = acceptedAt.get(String(request.headers['x-email-id']));
         if (accepted !== undefined) result.push(request.receivedAt - accepted);
       }
       return result;
     }
 
-    // Steady: one message every 1/rate seconds, each sent without waiting for the previous one.
-    const steadyCount = Math.round(options.rate * options.steadySeconds);
-    const interval = 1000 / options.rate;
-    const started = now();
-    const sends: Promise<void>[] = [];
-    for (let i = 0; i < steadyCount; i++) {
-      const due = started + i * interval;
-      const wait = due - now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      sends.push(send(i));
+    /** Sends messages `from` .. `from + count` at the rate, each without waiting for the previous one. */
+    async function sendAtRate(from: number, count: number): Promise<LatencySummary & { ratePerSecond: number }> {
+      const interval = 1000 / options.rate;
+      const started = now();
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < count; i++) {
+        const wait = started + i * interval - now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        sends.push(send(from + i));
+      }
+      await Promise.all(sends);
+      await receiver.waitForRequests(from + count, 60_000);
+      return { ...summarize(latencies(from, from + count)), ratePerSecond: options.rate };
     }
-    await Promise.all(sends);
-    await receiver.waitForRequests(steadyCount, 60_000);
-    const steady = { ...summarize(latencies(0)), ratePerSecond: options.rate };
+    const warmupCount = Math.round(options.rate * options.warmupSeconds);
+    const steadyCount = warmupCount + Math.round(options.rate * options.steadySeconds);
+    const warmup = await sendAtRate(0, warmupCount);
+    const steady = await sendAtRate(warmupCount, steadyCount - warmupCount);
 
     // Burst: everything at once through the connection pool.
     const burstStart = now();
@@ -168,7 +177,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
       drainSeconds: Math.round((drained - burstStart) / 10) / 100,
       leftPending: await unfinishedAfterRecording(mailroom.api),
     };
-    return { database: options.databaseUrl ? 'postgres' : 'sqlite', steady, burst };
+    return { database: options.databaseUrl ? 'postgres' : 'sqlite', warmup, steady, burst };
   } finally {
     transport.close();
     await mailroom.stop();
@@ -187,6 +196,14 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
 export function formatE2e(result: E2eResult): string {
   const rows = [
     ['phase', 'messages', 'p50 ms', 'p99 ms', 'max ms', 'notes'],
+    [
+      `warm-up ${result.warmup.ratePerSecond}/s`,
+      String(result.warmup.messages),
+      String(result.warmup.p50Ms),
+      String(result.warmup.p99Ms),
+      String(result.warmup.maxMs),
+      'connections opened, code run for the first time',
+    ],
     [
       `steady ${result.steady.ratePerSecond}/s`,
       String(result.steady.messages),
@@ -210,6 +227,7 @@ export function formatE2e(result: E2eResult): string {
 if (import.meta.main) {
   const result = await runE2e({
     rate: Number(process.env.BENCH_E2E_RATE ?? 100),
+    warmupSeconds: Number(process.env.BENCH_E2E_WARMUP_SECONDS ?? 2),
     steadySeconds: Number(process.env.BENCH_E2E_SECONDS ?? 10),
     burst: Number(process.env.BENCH_E2E_BURST ?? 5000),
     connections: Number(process.env.BENCH_E2E_CONNECTIONS ?? 20),

@@ -75,7 +75,14 @@ for (const databaseUrl of databases) {
     process.stdout.write(`${formatSearch(result)}\n\n`);
   }
   if (which.has('e2e')) {
-    const result = await runE2e({ rate: 100, steadySeconds: 10, burst: 5000, connections: 20, databaseUrl });
+    const result = await runE2e({
+      rate: 100,
+      warmupSeconds: 2,
+      steadySeconds: 10,
+      burst: 5000,
+      connections: 20,
+      databaseUrl,
+    });
     results.e2e!.push(result);
     process.stdout.write(`${formatE2e(result)}\n\n`);
   }
