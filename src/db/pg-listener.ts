@@ -15,26 +15,42 @@ export function listenForNotifications(options: {
   self?: string;
   logger: Logger;
   onNotify: () => void;
+  /** Told when LISTEN takes effect (at start and after each reconnect) and when the connection is lost. */
+  onListening?: (listening: boolean) => void;
 }) {
   let client: pg.Client | undefined;
   let closed = false;
   let retryTimer: NodeJS.Timeout | undefined;
 
   async function connect(): Promise<void> {
-    const next = new pg.Client({ connectionString: options.url });
+    // Keep-alive probes find a peer that vanished without closing the connection; the name shows in pg_stat_activity.
+    const next = new pg.Client({
+      connectionString: options.url,
+      keepAlive: true,
+      application_name: `mailroom ${options.channel}`,
+    });
     next.on('notification', (message) => {
       if (options.self === undefined || message.payload !== options.self) options.onNotify();
     });
-    next.on('error', (error) => {
+    let gone = false;
+    const lost = (error: Error) => {
+      if (gone || closed) return;
+      gone = true;
       options.logger.warn({ err: error }, `${options.purpose} connection lost`);
       next.end().catch(() => {});
-      if (client === next) client = undefined;
+      if (client === next) {
+        client = undefined;
+        options.onListening?.(false);
+      }
       scheduleReconnect();
-    });
+    };
+    next.on('error', lost);
+    next.on('end', () => lost(new Error('connection ended')));
     try {
       await next.connect();
       await next.query(`LISTEN "${options.channel}"`);
     } catch (error) {
+      gone = true;
       next.end().catch(() => {});
       throw error;
     }
@@ -43,6 +59,7 @@ export function listenForNotifications(options: {
       return;
     }
     client = next;
+    options.onListening?.(true);
   }
 
   function scheduleReconnect(): void {
