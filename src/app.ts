@@ -24,7 +24,7 @@ import { MailService, receivedSince, ThreadsService } from './mail/index.ts';
 import { createMetrics } from './metrics/index.ts';
 import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
-import { RoutingService } from './routing/index.ts';
+import { RoutingService, RoutingWritesPlugin } from './routing/index.ts';
 import { BlocklistService, explainRouting, RuleEvaluator, RulesService } from './rules/index.ts';
 import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
@@ -81,7 +81,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   // The event loop's connection searches, so on SQLite it has the search database attached.
-  const database = await openDatabase(config.database, { attach: attachSearchDatabase });
+  // On PostgreSQL the router hears of this process's own routing changes through the plugin, of others' by NOTIFY;
+  // on SQLite it reads a counter that triggers keep.
+  const routingWrites = new RoutingWritesPlugin();
+  const database = await openDatabase(config.database, {
+    attach: attachSearchDatabase,
+    plugins: config.database.kind === 'postgres' ? [routingWrites] : [],
+  });
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
   const searchIndexer = config.database.kind === 'sqlite' ? startSearchIndexer(config.database, logger) : undefined;
@@ -134,7 +140,14 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       webhooks: (accountId, ids) => webhooks.targets(accountId, ids),
     },
   });
-  const router = new RoutingService({ db, dialect: database.kind, subaddressing: config.subaddressing });
+  const router = new RoutingService({
+    db,
+    subaddressing: config.subaddressing,
+    logger,
+    ...(config.database.kind === 'postgres'
+      ? { postgres: { url: config.database.url, schema: config.database.schema, writes: routingWrites } }
+      : {}),
+  });
   const ruleEvaluator = new RuleEvaluator(db);
   const findEndpoint = (accountId: string, id: string) => endpoints.summary(accountId, id);
   const rules = new RulesService({ db, clock, findEndpoint, evaluator: ruleEvaluator });
@@ -338,6 +351,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       if (await cleanStop?.take()) logger.info('last stop was clean: no orphan blobs to look for');
       else await removeOrphanBlobs(db, blobs, { olderThanMs: config.blobs.kind === 'fs' ? 0 : 15 * 60_000 });
       blobsAccountedFor = true;
+      await router.start();
       const smtpPort = await smtp.listen(config.smtp.port, config.smtp.host).catch((error) => {
         throw new ListenError('smtp', config.smtp.port, error);
       });
@@ -363,6 +377,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await alertSweeper?.stop();
       await alertSystem.stop();
       await smtp.close();
+      await router.stop();
       const settled = await ingest.drain();
       await alerts.idle();
       await accountVolume?.settled();

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/index.ts';
 import { preparedStatementName } from './prepared-query.ts';
@@ -23,11 +23,13 @@ export interface DatabaseHandle {
 export interface OpenOptions {
   /** SQLite: attaches further databases to the connection once it is set up (search's file, for one that searches). */
   attach?: (database: DatabaseSync, config: SqliteConfig) => void;
+  /** Kysely plugins every query through the handle runs through. */
+  plugins?: KyselyPlugin[];
 }
 
 export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<DatabaseHandle> {
   const dialect = config.kind === 'sqlite' ? openSqlite(config, options) : await openPostgres(config);
-  const db = new Kysely<Database>({ dialect });
+  const db = new Kysely<Database>({ dialect, plugins: options.plugins ?? [] });
   return {
     db,
     kind: config.kind,

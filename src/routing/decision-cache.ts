@@ -4,9 +4,10 @@ import type { RouteDecision } from './route-decision.ts';
 const MAX_DECISIONS = 10_000;
 
 /**
- * Routing decisions made at one routing version (SQLite's counter of routing changes, see migration 0014). A
- * decision is kept only if the version was read before the routing rows it was made from: the rows are then at
- * least that new, and any later change moves the version on and drops every decision.
+ * Routing decisions made at one routing version (SQLite's counter of routing changes, see migration 0014; on
+ * PostgreSQL a count of the changes this process has heard of, see RoutingService). A decision is kept only if the
+ * version was read before the routing rows it was made from: the rows are then at least that new, and any later
+ * change moves the version on and drops every decision.
  */
 export class DecisionCache {
   #version: number | undefined;

@@ -1,8 +1,9 @@
 import { type AddressParts, normalizeAddress } from '../addresses/index.ts';
-import type { DatabaseConfig } from '../config/index.ts';
-import { type Db, fromFlag, preparedQuery } from '../db/index.ts';
+import type { Logger } from '../core/index.ts';
+import { type Db, fromFlag, listenForNotifications, preparedQuery } from '../db/index.ts';
 import { DecisionCache } from './decision-cache.ts';
 import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decision.ts';
+import type { RoutingWritesPlugin } from './routing-writes.ts';
 
 /** The local part that receives the DMARC reports our suggested DMARC record asks for. */
 const DMARC_LOCAL_PART = 'dmarc';
@@ -74,35 +75,84 @@ const routingVersion = preparedQuery((db, _: Record<string, never>) =>
  * An inactive address rejects even when a catch-all exists, because deactivating an address means "refuse it".
  * A domain not registered itself is accepted only under a verified root that includes its subdomains (no open relay).
  * A target that is switched off (inactive endpoint or webhook) keeps the mail accepted and stored, with no delivery.
- * It runs on the event loop for every RCPT, so it reads all it needs in one query: on PostgreSQL each query is a
- * round trip whose socket calls cost the event loop more than the query costs the database.
- *
- * On SQLite decisions are kept until routing changes (see DecisionCache), and a RCPT reads one counter instead: with
- * ingest's writer committing all the time, each query starts on an emptied page cache and pays for its five lookups.
+ * It runs on the event loop for every RCPT, so it reads all it needs in one query, and keeps each decision until
+ * routing changes (see DecisionCache). On SQLite a RCPT reads one counter instead (migration 0014): with ingest's
+ * writer committing all the time, each query starts on an emptied page cache and pays for its five lookups. On
+ * PostgreSQL any read is a round trip, whose socket calls and result cost the event loop more than the query costs
+ * the database; there the decisions are dropped when a change is announced (migration 0023), or written by this
+ * process (RoutingWritesPlugin), and none is kept while announcements cannot be heard.
  */
 export class RoutingService implements RecipientRouter {
   private readonly db: Db;
   private readonly subaddressing: boolean;
-  private readonly decisions: DecisionCache | undefined;
+  private readonly decisions = new DecisionCache();
+  private readonly postgres: { url: string; schema: string | undefined } | undefined;
+  private readonly logger: Logger;
+  /** PostgreSQL: routing changes heard of, and whether they can be heard (the listening connection is up). */
+  private changesHeard = 0;
+  private hearing = false;
+  private listener: ReturnType<typeof listenForNotifications> | undefined;
 
-  /** `subaddressing` (SUBADDRESSING, on by default) lets `user+tag@` fall back to `user@`. */
-  constructor(deps: { db: Db; dialect: DatabaseConfig['kind']; subaddressing: boolean }) {
+  /**
+   * `subaddressing` (SUBADDRESSING, on by default) lets `user+tag@` fall back to `user@`. `postgres`: the server
+   * routing changes are announced on, and the plugin `db` runs that sees this process's own.
+   */
+  constructor(deps: {
+    db: Db;
+    subaddressing: boolean;
+    logger: Logger;
+    postgres?: { url: string; schema: string | undefined; writes: RoutingWritesPlugin };
+  }) {
     this.db = deps.db;
     this.subaddressing = deps.subaddressing;
-    this.decisions = deps.dialect === 'sqlite' ? new DecisionCache() : undefined;
+    this.logger = deps.logger;
+    this.postgres = deps.postgres && { url: deps.postgres.url, schema: deps.postgres.schema };
+    deps.postgres?.writes.onWrite(() => this.routingChanged());
+  }
+
+  /** PostgreSQL: starts listening for routing changes; decisions are kept from then on. */
+  async start(): Promise<void> {
+    if (!this.postgres) return;
+    this.listener = listenForNotifications({
+      url: this.postgres.url,
+      channel: `mailroom_routing_${this.postgres.schema ?? 'public'}`,
+      purpose: 'routing changes',
+      logger: this.logger,
+      onNotify: () => this.routingChanged(),
+      onListening: (listening) => {
+        // Changes made while it was not listening went unheard: everything kept before is dropped.
+        this.hearing = listening;
+        this.routingChanged();
+      },
+    });
+    await this.listener.ready;
+  }
+
+  async stop(): Promise<void> {
+    this.hearing = false;
+    await this.listener?.close();
+  }
+
+  /** Routing changed: drops every decision kept (on PostgreSQL; SQLite's counter moves by itself). */
+  routingChanged(): void {
+    this.changesHeard++;
   }
 
   async resolve(recipient: string): Promise<RouteDecision> {
     const parsed = normalizeAddress(recipient);
     if (!parsed) return { accepted: false, reason: 'unknown_address' };
-    if (!this.decisions) return this.decide(parsed);
     // Read before the rows a new decision is made from (see DecisionCache).
-    const { version } = (await routingVersion(this.db, {}))[0]!;
+    const version = this.postgres ? (this.hearing ? this.changesHeard : undefined) : await this.sqliteVersion();
+    if (version === undefined) return this.decide(parsed);
     const kept = this.decisions.get(version, parsed.address);
     if (kept) return kept;
     const decision = await this.decide(parsed);
     this.decisions.set(version, parsed.address, decision);
     return decision;
+  }
+
+  private async sqliteVersion(): Promise<number> {
+    return (await routingVersion(this.db, {}))[0]!.version;
   }
 
   private async decide(parsed: AddressParts): Promise<RouteDecision> {
