@@ -1,6 +1,5 @@
 import {
   AliasNode,
-  ColumnNode,
   type KyselyPlugin,
   type OperationNode,
   type PluginTransformQueryArgs,
@@ -12,29 +11,11 @@ import {
 } from 'kysely';
 
 /**
- * The columns routing reads, by table: the same as the triggers of migrations 0014, 0018 (SQLite) and 0023
- * (PostgreSQL) watch. Inserts and deletes always count; updates only when they set one of these.
+ * The tables routing reads. Any insert, update or delete there counts, also of a column routing does not read (the
+ * triggers of migration 0023 are finer): such writes are rare (the API, DNS checks), and dropping the decisions costs a
+ * query per recipient once.
  */
-const ROUTING_COLUMNS = new Map<string, ReadonlySet<string>>([
-  [
-    'domains',
-    new Set([
-      'id',
-      'account_id',
-      'domain',
-      'status',
-      'is_catch_all_enabled',
-      'catch_all_endpoint_id',
-      'receive_dmarc_emails',
-      'include_subdomains',
-    ]),
-  ],
-  ['email_addresses', new Set(['id', 'account_id', 'domain_id', 'address', 'endpoint_id', 'webhook_id', 'is_active'])],
-  ['endpoints', new Set(['id', 'account_id', 'type', 'is_active'])],
-  ['webhooks', new Set(['id', 'account_id', 'is_active'])],
-  // Deleting an account cascades to every table above.
-  ['accounts', new Set()],
-]);
+const ROUTING_TABLES = new Set(['domains', 'email_addresses', 'endpoints', 'webhooks']);
 
 /** The table a statement names, without its alias; undefined for anything else (a subquery, raw SQL). */
 function tableName(node: OperationNode | undefined): string | undefined {
@@ -42,29 +23,26 @@ function tableName(node: OperationNode | undefined): string | undefined {
   return node && TableNode.is(node) ? node.table.identifier.name : undefined;
 }
 
-/** Whether the statement inserts into, deletes from or updates a routing column of a table routing reads. */
+/** Whether the statement writes to a table routing reads, or deletes accounts (which cascades to those tables). */
 function changesRouting(node: RootOperationNode): boolean {
   switch (node.kind) {
-    case 'InsertQueryNode': {
-      const table = tableName(node.into) ?? '';
-      return table !== 'accounts' && ROUTING_COLUMNS.has(table);
-    }
+    case 'InsertQueryNode':
+      return ROUTING_TABLES.has(tableName(node.into) ?? '');
+    case 'UpdateQueryNode':
+      return ROUTING_TABLES.has(tableName(node.table) ?? '');
     case 'DeleteQueryNode':
-      return node.from.froms.some((from) => ROUTING_COLUMNS.has(tableName(from) ?? ''));
-    case 'UpdateQueryNode': {
-      const columns = ROUTING_COLUMNS.get(tableName(node.table) ?? '');
-      return (node.updates ?? []).some(
-        ({ column }) => columns !== undefined && ColumnNode.is(column) && columns.has(column.column.name),
-      );
-    }
+      return node.from.froms.some((from) => {
+        const table = tableName(from) ?? '';
+        return ROUTING_TABLES.has(table) || table === 'accounts';
+      });
     default:
       return false;
   }
 }
 
 /**
- * Sees each statement this process runs through Kysely that changes what routing reads, and tells its listener once
- * the statement has run. On PostgreSQL other processes hear of a change only when its NOTIFY arrives (migration
+ * Sees each statement this process runs through Kysely that writes to a table routing reads, and tells its listener
+ * once the statement has run. On PostgreSQL other processes hear of a change only when its NOTIFY arrives (migration
  * 0023); this lets the process that made it (an API request, the DNS verification) drop its routing decisions without
  * waiting for that.
  */
