@@ -161,18 +161,19 @@ export async function runE2e(options: E2eOptions): Promise<E2eResult> {
       return { ...summarize(latencies(from, from + count)), ratePerSecond: options.rate };
     }
     const warmupCount = Math.round(options.rate * options.warmupSeconds);
-    const steadyCount = warmupCount + Math.round(options.rate * options.steadySeconds);
+    const steadyCount = Math.round(options.rate * options.steadySeconds);
     const warmup = await sendAtRate(0, warmupCount);
-    const steady = await sendAtRate(warmupCount, steadyCount - warmupCount);
+    const steady = await sendAtRate(warmupCount, steadyCount);
+    const burstFrom = warmupCount + steadyCount;
 
     // Burst: everything at once through the connection pool.
     const burstStart = now();
-    await Promise.all(Array.from({ length: options.burst }, (_, i) => send(steadyCount + i)));
+    await Promise.all(Array.from({ length: options.burst }, (_, i) => send(burstFrom + i)));
     const sent = now();
-    await receiver.waitForRequests(steadyCount + options.burst, 300_000);
+    await receiver.waitForRequests(burstFrom + options.burst, 300_000);
     const drained = now();
     const burst = {
-      ...summarize(latencies(steadyCount)),
+      ...summarize(latencies(burstFrom)),
       sendSeconds: Math.round((sent - burstStart) / 10) / 100,
       drainSeconds: Math.round((drained - burstStart) / 10) / 100,
       leftPending: await unfinishedAfterRecording(mailroom.api),
