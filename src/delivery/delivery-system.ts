@@ -42,6 +42,9 @@ export interface DeliverySystemOptions {
   };
 }
 
+/** Fresh jobs that may wait in memory per delivery slot, each with its email (see DeliveryWorker.newJobLease). */
+const MAX_WAITING_PER_SLOT = 32;
+
 /**
  * Delivery as a whole: the worker that runs the outbox in this process, the operations service, and `jobsQueued`,
  * which whoever commits new jobs calls afterwards to wake the workers here and, on PostgreSQL, in other processes.
@@ -92,10 +95,12 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     now,
     settings: {
       concurrency: settings.concurrency,
+      maxWaiting: MAX_WAITING_PER_SLOT * settings.concurrency,
       leaseMs: settings.leaseMs,
       pollMs: settings.pollMs,
       drainMs: Math.min(settings.leaseMs, 10_000),
     },
+    handedBack: () => jobsQueued(),
   });
   const pg = options.database.kind === 'postgres' ? options.database : undefined;
   // The NOTIFY channel of this installation (one schema) on the PostgreSQL server.

@@ -8,6 +8,8 @@ import type { OutboxStore } from './outbox-store.ts';
 export interface WorkerSettings {
   /** Attempts sending at once; as many again may wait for their record (see `sending`). */
   concurrency: number;
+  /** Jobs taken already leased that may wait in memory for a slot (see `newJobLease`). */
+  maxWaiting: number;
   leaseMs: number;
   pollMs: number;
   /** How long `stop()` lets attempts in flight finish before handing their jobs back. */
@@ -20,9 +22,9 @@ export interface WorkerSettings {
  * claim, before claiming more. `wake()` (called on commit of pending jobs in this process, and on NOTIFY from others)
  * makes it look at once. Between wake-ups it sleeps until the earliest due time it knows of or `pollMs`, whichever
  * is sooner; each of those looks first asks the database for the earliest due job (its own retries, other
- * processes', expired leases) and claims only when one is due. Leases of jobs in flight
- * are renewed every third of the lease, with those taken and waiting for a slot, so only a dead (or frozen) worker's
- * jobs are ever taken over.
+ * processes', expired leases) and claims only when one is due. Leases of jobs in flight are renewed every third of
+ * the lease, with those taken and waiting for a slot, so only a dead (or frozen) worker's jobs are ever taken over;
+ * a job still waiting a beat later is handed back instead (see beat).
  */
 export class DeliveryWorker {
   /** Unique per process start: a restarted process must not inherit its dead predecessor's leases. */
@@ -32,6 +34,8 @@ export class DeliveryWorker {
   private readonly settings: WorkerSettings;
   private readonly logger: Logger;
   private readonly now: () => Date;
+  /** Told after jobs were handed back to the outbox as pending, to wake the workers of other processes. */
+  private readonly handedBack: () => void;
   /** Jobs launched and not yet recorded, whose leases the worker renews. */
   private readonly inflight = new Map<string, Promise<void>>();
   /**
@@ -43,6 +47,13 @@ export class DeliveryWorker {
   private readonly sending = new Set<string>();
   /** Jobs taken already leased, waiting for a slot. */
   private readonly waiting: RunnableJob[] = [];
+  /**
+   * Set when `waiting` was full and a transaction's jobs were left pending: no lease is given until the claims have
+   * taken every due job, so that the jobs left pending run before fresher ones.
+   */
+  private pendingLeftBehind = false;
+  /** The jobs that were waiting at the last heartbeat (see beat). */
+  private waitingAtBeat = new Set<string>();
   private pumping = false;
   private pumpAgain = false;
   private stopped = true;
@@ -65,37 +76,58 @@ export class DeliveryWorker {
     settings: WorkerSettings;
     logger: Logger;
     now: () => Date;
+    handedBack: () => void;
   }) {
     this.store = deps.store;
     this.runner = deps.runner;
     this.settings = deps.settings;
     this.logger = deps.logger;
     this.now = deps.now;
+    this.handedBack = deps.handedBack;
   }
 
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
     this.lookAhead = true;
-    this.heartbeat = setInterval(
-      () => {
-        this.store
-          .extendLeases(this.owner, this.leasedIds(), this.now(), this.settings.leaseMs)
-          .catch((error) => this.logger.warn({ err: error }, 'delivery lease renewal failed'));
-      },
-      Math.max(100, Math.floor(this.settings.leaseMs / 3)),
-    );
+    this.heartbeat = setInterval(() => this.beat(), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
     this.heartbeat.unref();
     this.wake();
   }
 
   /**
+   * Every third of the lease: hands back the jobs that have waited in memory since the last beat, their slots held by
+   * slow receivers, for any worker to claim (another process may be idle), and renews the leases of the rest.
+   */
+  private beat(): void {
+    const stale = new Set(this.waiting.filter(({ job }) => this.waitingAtBeat.has(job.id)).map(({ job }) => job.id));
+    if (stale.size > 0) {
+      this.waiting.splice(0, stale.size);
+      // Jobs committed from now on go behind them.
+      this.pendingLeftBehind = true;
+      this.store
+        .release(this.owner, [...stale], this.now())
+        .then(() => this.handedBack())
+        .catch((error) => this.logger.warn({ err: error, deliveryIds: [...stale] }, 'delivery hand-back failed'));
+    }
+    this.waitingAtBeat = new Set(this.waiting.map(({ job }) => job.id));
+    this.store
+      .extendLeases(this.owner, this.leasedIds(), this.now(), this.settings.leaseMs)
+      .catch((error) => this.logger.warn({ err: error }, 'delivery lease renewal failed'));
+  }
+
+  /**
    * A lease for the jobs of a transaction about to commit, so that they are inserted leased to this worker and `take`n
-   * after the commit instead of claimed; undefined while the worker is stopped or has no slot left (they are then
-   * inserted pending, for any worker to claim). Jobs leased meanwhile may overfill the slots: they wait in `take`.
+   * after the commit, with their email and its sanitized HTML at hand, instead of claimed and read back. Jobs without
+   * a slot wait in memory, up to `maxWaiting`; beyond it, and while the worker is stopped, there is no lease and the
+   * jobs are inserted pending, for any worker to claim.
    */
   newJobLease(): JobLease | undefined {
-    if (this.stopped || this.freeSlots() <= 0) return undefined;
+    if (this.stopped) return undefined;
+    if (this.pendingLeftBehind || this.waiting.length >= this.settings.maxWaiting) {
+      this.pendingLeftBehind = true;
+      return undefined;
+    }
     return { owner: this.owner, leaseMs: this.settings.leaseMs };
   }
 
@@ -172,7 +204,11 @@ export class DeliveryWorker {
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
           for (const job of jobs) if (!this.holds(job.id)) this.launch({ job });
           // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first).
-          if (jobs.length < wanted && this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
+          if (jobs.length < wanted) {
+            // Every job left pending before the claim began is taken: fresh ones may be leased again.
+            this.pendingLeftBehind = false;
+            if (this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
+          }
         }
       } while (this.pumpAgain && !this.stopped);
     } catch (error) {

@@ -217,6 +217,8 @@ describe('delivery survives crashes and shares work across processes', () => {
       {
         DELIVERY_CONCURRENCY: '1',
         DELIVERY_POLL_SECONDS: '60',
+        // Heartbeats every second: the job waiting behind the held slot is handed back at the second.
+        DELIVERY_LEASE_SECONDS: '3',
       },
       async (env) => {
         try {
@@ -224,8 +226,9 @@ describe('delivery survives crashes and shares work across processes', () => {
           const two = await start(env);
           const address = await routeToReceiver(one, 'notify.test');
           receiver.answer('hang');
-          // All mail goes to process one, whose single slot the first (never answered) request holds. The second
-          // request can only come from process two, which hears of the job through NOTIFY and nothing else.
+          // All mail goes to process one, whose single slot the first (never answered) request holds; the second job
+          // waits there until a heartbeat hands it back. The second request can only come from process two, which
+          // hears of the job through NOTIFY and nothing else.
           for (const subject of ['first', 'second']) {
             const sent = await sendMail({ port: one.smtpPort, from: 'ann@sender.test', to: address, subject });
             assert.equal(sent.code, 250, sent.response);

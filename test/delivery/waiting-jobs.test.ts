@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import nodemailer from 'nodemailer';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { type DeliveryWorld, routeToWebhook, startDeliveryWorld } from './setup.ts';
+
+/** What one delivery slot keeps in memory beside the job it sends (see DeliveryWorker.newJobLease). */
+const WAITING_PER_SLOT = 32;
+
+let world: DeliveryWorld;
+let receiver: WebhookReceiver;
+
+before(async () => {
+  receiver = await startWebhookReceiver();
+  // Heartbeats far apart: none hands the waiting jobs back during the test.
+  world = await startDeliveryWorld('waiting.test', { DELIVERY_CONCURRENCY: '1', DELIVERY_LEASE_SECONDS: '300' });
+});
+after(async () => {
+  await receiver.close();
+  await world.close();
+});
+
+async function deliveriesWithStatus(status: string): Promise<number> {
+  const list = await world.api.get(`/api/v2/deliveries?status=${status}&limit=1`);
+  assert.equal(list.status, 200, JSON.stringify(list.body));
+  return Number(list.body.pagination.total);
+}
+
+test('jobs beyond what the worker keeps waiting in memory are delivered in arrival order', async () => {
+  const { address } = await routeToWebhook(world, 'Queue', receiver.url);
+  let releaseFirst!: () => void;
+  let releaseSecond!: () => void;
+  receiver.answer(
+    { status: 200, after: new Promise<void>((resolve) => (releaseFirst = resolve)) },
+    { status: 200, after: new Promise<void>((resolve) => (releaseSecond = resolve)) },
+    { status: 200 },
+  );
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: world.server.smtpPort,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 1,
+  });
+  const sent: string[] = [];
+  const send = async () => {
+    const n = sent.length + 1;
+    const info = await transport.sendMail({
+      from: 'ann@sender.test',
+      to: address,
+      subject: `Queued ${n}`,
+      text: `Message ${n}`,
+    });
+    const id = /queued as (email_\w+)/.exec(String(info.response))?.[1];
+    assert.ok(id, String(info.response));
+    sent.push(id);
+  };
+
+  // The first job holds the one slot; the next WAITING_PER_SLOT wait leased in memory, the rest are left pending.
+  const overflow = 7;
+  for (let n = 0; n < 1 + WAITING_PER_SLOT + overflow; n++) await send();
+  await receiver.waitForRequests(1);
+  assert.equal(await deliveriesWithStatus('processing'), 1 + WAITING_PER_SLOT);
+  assert.equal(await deliveriesWithStatus('pending'), overflow);
+
+  // A slot's worth of room in memory again: a job committed now still goes behind those left pending.
+  releaseFirst();
+  await receiver.waitForRequests(2);
+  await send();
+  assert.equal(await deliveriesWithStatus('pending'), overflow + 1);
+  releaseSecond();
+  transport.close();
+
+  await receiver.waitForRequests(sent.length, 30_000);
+  assert.deepEqual(
+    receiver.requests.map((request) => String(request.headers['x-email-id'])),
+    sent,
+  );
+});
