@@ -48,8 +48,8 @@ export class DeliveryWorker {
   /** Jobs taken already leased, waiting for a slot. */
   private readonly waiting: RunnableJob[] = [];
   /**
-   * Set when `waiting` was full and a transaction's jobs were left pending: no lease is given until the claims have
-   * taken every due job, so that the jobs left pending run before fresher ones.
+   * Set when jobs were left pending (`waiting` was full, or a heartbeat handed jobs back): no lease is given until the
+   * claims have taken every due job, so that the jobs left pending run before fresher ones.
    */
   private pendingLeftBehind = false;
   /** The jobs that were waiting at the last heartbeat (see beat). */
@@ -102,6 +102,7 @@ export class DeliveryWorker {
   private beat(): void {
     const stale = new Set(this.waiting.filter(({ job }) => this.waitingAtBeat.has(job.id)).map(({ job }) => job.id));
     if (stale.size > 0) {
+      // `waiting` is in arrival order, so the jobs left from the last beat are its first.
       this.waiting.splice(0, stale.size);
       // Jobs committed from now on go behind them.
       this.pendingLeftBehind = true;
