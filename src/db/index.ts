@@ -7,6 +7,6 @@ export { fromJson } from './json.ts';
 export { lockWaitingSession } from './lock-waiting-session.ts';
 export { migrateToLatest } from './migrate.ts';
 export { listenForNotifications } from './pg-listener.ts';
-export { preparedQuery } from './prepared-query.ts';
+export { type PreparedValue, preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';

@@ -56,13 +56,16 @@ export async function appendEvents(trx: Transaction<Database>, events: readonly 
   await insertRows(
     trx,
     'events',
-    events.map((event) => ({
-      account_id: event.accountId,
-      type: event.type,
-      data: JSON.stringify(event.data),
-      created_at: createdAt,
-    })),
+    events.map((event) => eventRow(event, createdAt)),
   );
+}
+
+/**
+ * The row appendEvents inserts for `event`, for a statement that writes its event with what it reports (delivery's
+ * attempt record on PostgreSQL, see OutboxStore.finishAttempt).
+ */
+export function eventRow(event: NewEvent, createdAt: string) {
+  return { account_id: event.accountId, type: event.type, data: JSON.stringify(event.data), created_at: createdAt };
 }
 
 /** The SSE id of a row: `<id>` on SQLite, `<txid>-<id>` on PostgreSQL. Clients treat it as opaque. */

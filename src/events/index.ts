@@ -1,2 +1,2 @@
 export { EventHub, type EventHubOptions, type EventSubscription } from './event-hub.ts';
-export { appendEvents, type EventType, type NewEvent, type StreamedEvent } from './event-log.ts';
+export { appendEvents, type EventType, eventRow, type NewEvent, type StreamedEvent } from './event-log.ts';
