@@ -99,9 +99,10 @@ export class OutboxStore {
 
   /**
    * `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's.
-   * `attemptTransactions`: transactions recording attempts at once. SQLite has one writer; on PostgreSQL a batch's
-   * statements run one after another, each a round trip, so one transaction at a time caps deliveries at a few round
-   * trips each: on a busy machine, below a modest rate of mail (see docs/performance.md, the soak).
+   * `attemptTransactions`: transactions recording attempts at once (on PostgreSQL only those that end a job failed,
+   * see finishAttempt). SQLite has one writer; on PostgreSQL a batch's statements run one after another, each a round
+   * trip, so one transaction at a time caps deliveries at a few round trips each: on a busy machine, below a modest
+   * rate of mail (see docs/performance.md, the soak).
    * `failures` is told of each delivery that ends failed, in the transaction that records it (health alerts).
    */
   constructor(
