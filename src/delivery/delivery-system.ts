@@ -100,7 +100,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
       pollMs: settings.pollMs,
       drainMs: Math.min(settings.leaseMs, 10_000),
     },
-    handedBack: () => jobsQueued(),
+    handedBack: jobsQueued,
   });
   const pg = options.database.kind === 'postgres' ? options.database : undefined;
   // The NOTIFY channel of this installation (one schema) on the PostgreSQL server.

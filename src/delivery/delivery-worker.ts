@@ -100,16 +100,17 @@ export class DeliveryWorker {
    * slow receivers, for any worker to claim (another process may be idle), and renews the leases of the rest.
    */
   private beat(): void {
-    const stale = new Set(this.waiting.filter(({ job }) => this.waitingAtBeat.has(job.id)).map(({ job }) => job.id));
-    if (stale.size > 0) {
-      // `waiting` is in arrival order, so the jobs left from the last beat are its first.
-      this.waiting.splice(0, stale.size);
+    // `waiting` is in arrival order, so the jobs left from the last beat are its first.
+    let left = 0;
+    while (left < this.waiting.length && this.waitingAtBeat.has(this.waiting[left]!.job.id)) left++;
+    if (left > 0) {
+      const stale = this.waiting.splice(0, left).map(({ job }) => job.id);
       // Jobs committed from now on go behind them.
       this.pendingLeftBehind = true;
       this.store
-        .release(this.owner, [...stale], this.now())
+        .release(this.owner, stale, this.now())
         .then(() => this.handedBack())
-        .catch((error) => this.logger.warn({ err: error, deliveryIds: [...stale] }, 'delivery hand-back failed'));
+        .catch((error) => this.logger.warn({ err: error, deliveryIds: stale }, 'delivery hand-back failed'));
     }
     this.waitingAtBeat = new Set(this.waiting.map(({ job }) => job.id));
     this.store
