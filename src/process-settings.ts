@@ -1,0 +1,26 @@
+/**
+ * Settings a Mailroom server process needs from its very start, which neither code nor config can change later:
+ * V8 sizes the event loop's young generation when the process starts, and glibc reads its malloc arena count then.
+ * Each is what the operator set, in NODE_OPTIONS, the node command line or the environment, or else ours.
+ */
+const YOUNG_GENERATION_FLAG = '--max-semi-space-size';
+/** MB per semi-space. V8 sizes it from the machine's memory (32 at 24 GiB); dead socket reads are freed as it is. */
+const SEMI_SPACE_MB = 8;
+/** glibc's default, an arena per thread that allocates (worker threads, libuv's pool), keeps a high water in each. */
+const MALLOC_ARENAS = 2;
+
+/**
+ * Replaces this process (same pid, same stdio) with one that runs the same command with the settings it lacks.
+ * Called before the server's modules load; without `process.execve` (Windows) the process goes on as it is.
+ */
+export function relaunchWithProcessSettings(): void {
+  const nodeOptions = (process.env.NODE_OPTIONS ?? '').split(/\s+/);
+  const hasYoungGeneration = [...process.execArgv, ...nodeOptions].some((arg) => arg.startsWith(YOUNG_GENERATION_FLAG));
+  const hasArenas = process.env.MALLOC_ARENA_MAX !== undefined;
+  if ((hasYoungGeneration && hasArenas) || typeof process.execve !== 'function') return;
+  const execArgv = hasYoungGeneration
+    ? process.execArgv
+    : [`${YOUNG_GENERATION_FLAG}=${SEMI_SPACE_MB}`, ...process.execArgv];
+  const env = hasArenas ? process.env : { ...process.env, MALLOC_ARENA_MAX: String(MALLOC_ARENAS) };
+  process.execve(process.execPath, [process.execPath, ...execArgv, ...process.argv.slice(1)], env);
+}

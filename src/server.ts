@@ -1,0 +1,182 @@
+import { setFlagsFromString } from 'node:v8';
+import { bootstrapAccess } from './accounts/index.ts';
+import { type App, createApp, ListenError, VERSION } from './app.ts';
+import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
+import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
+
+/** Ends start-up with one line saying what to do; no stack trace, exit code 1. */
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+function configOrFail(load: () => Readonly<Config>): Readonly<Config> {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+}
+
+/** `host:port` of a listener, with IPv6 hosts in brackets. */
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Where to reach a listener from this machine: a wildcard bind is reached on loopback. */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function describeDatabase(database: Config['database']): string {
+  if (database.kind === 'sqlite') return `SQLite ${database.file}`;
+  const url = new URL(database.url);
+  const where = `${url.username ? `${url.username}@` : ''}${url.host}${url.pathname}`;
+  return `PostgreSQL ${where}${database.schema ? ` schema ${database.schema}` : ''}`;
+}
+
+function describeBlobs(blobs: Config['blobs']): string {
+  if (blobs.kind === 'fs') return `filesystem ${blobs.dir}`;
+  const place = `s3://${blobs.bucket}${blobs.prefix ? `/${blobs.prefix}` : ''}`;
+  return `S3 ${place}${blobs.endpoint ? ` at ${blobs.endpoint}` : ''}`;
+}
+
+/** The listeners' real ports, and the HTTP API's URL as reached from this machine. */
+interface Bound {
+  httpPort: number;
+  smtpPort: number;
+  httpUrl: string;
+}
+
+/** What this process runs on and where it listens: logged as one structured line, returned as a few for stdout. */
+function banner(app: App, bound: Bound): string[] {
+  const { config } = app;
+  const started = {
+    version: VERSION,
+    database: describeDatabase(config.database),
+    blobStore: describeBlobs(config.blobs),
+    dataDir: config.dataDir,
+    http: hostPort(config.http.host, bound.httpPort),
+    smtp: hostPort(config.smtp.host, bound.smtpPort),
+    mxHost: config.mxHost,
+    dnsServers: config.dnsServers,
+  };
+  app.logger.info(started, 'mailroom started');
+  const lines = [
+    `Mailroom ${VERSION}`,
+    `  Database  ${started.database}`,
+    `  Blobs     ${started.blobStore}`,
+    `  Data      ${started.dataDir}`,
+    `  HTTP      ${started.http} (API at ${bound.httpUrl}, docs at ${bound.httpUrl}/docs)`,
+    `  SMTP      ${started.smtp}`,
+    `  MX host   ${started.mxHost}`,
+    `  DNS       ${started.dnsServers.length > 0 ? started.dnsServers.join(', ') : 'system resolvers'}`,
+  ];
+  if (!config.mxHost.includes('.')) {
+    const warning = `MX_HOST "${config.mxHost}" is a short host name: set MX_HOST to this server's public DNS name`;
+    app.logger.warn({ mxHost: config.mxHost }, warning);
+    lines.push(`Warning: ${warning} (each domain keeps the MX host it was created with)`);
+  }
+  return lines;
+}
+
+function listenFailure(error: ListenError): string {
+  const variable = { http: 'PORT', smtp: 'SMTP_PORT', metrics: 'METRICS_PORT' }[error.server];
+  const code = (error.cause as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return `${variable} ${error.port} is in use: stop what listens there, or set ${variable} to a free port`;
+  }
+  if (code === 'EACCES') return `${variable} ${error.port} needs privileges this process does not have`;
+  return `${variable} ${error.port}: ${(error.cause as Error).message}`;
+}
+
+/**
+ * Builds and starts the app, closing it cleanly on SIGTERM/SIGINT. Once both servers listen, `ready` runs and its
+ * lines are printed after the banner, in one write, so a reader of stdout sees start-up end at once.
+ */
+async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound) => Promise<string[]>): Promise<void> {
+  // V8 pretenures objects from allocation sites whose objects often survive a young-generation GC. MailParser's
+  // per-message objects do, briefly; pretenured into the old generation, they then keep the young objects they point
+  // to alive through every young GC until the next full one. V8 flags are process-wide, so this covers the ingest
+  // worker threads too; it is set before they start.
+  setFlagsFromString('--no-allocation-site-pretenuring');
+  const app = await createApp(config);
+  // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.logger.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (error) => {
+        app.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  let started: Awaited<ReturnType<App['start']>>;
+  try {
+    started = await app.start();
+  } catch (error) {
+    if (error instanceof ListenError) fail(listenFailure(error));
+    throw error;
+  }
+  const httpPort = Number(new URL(started.httpUrl).port);
+  const bound = {
+    httpPort,
+    smtpPort: started.smtpPort,
+    httpUrl: `http://${reachableHost(config.http.host)}:${httpPort}`,
+  };
+  const lines = [...banner(app, bound), ...(await ready(app, bound))];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** `npm start`: read config, start, and on an empty installation print its first API key. */
+export async function serve(): Promise<void> {
+  const config = configOrFail(() => loadConfig());
+  await startApp(config, async (app) => {
+    // Only now that both servers listen: a key shown before a failed start would be one nobody can use.
+    const issued = await bootstrapAccess(app.accounts, config.bootstrapApiKey);
+    if (!issued) return [];
+    return [
+      '',
+      `Created account "${issued.accountName}". Its API key (shown once, store it now):`,
+      '',
+      `    ${issued.key}`,
+      '',
+      'Make more keys with: npx mailroom keys create [--account NAME]',
+    ];
+  });
+}
+
+/**
+ * `mailroom dev`: a sandbox on SQLite whose domain verifies against a DNS server of its own on loopback, with an
+ * address ready to receive; prints a key and how to send and read a mail.
+ */
+export async function serveSandbox(): Promise<void> {
+  const dns = await startSandboxDns(SANDBOX_DOMAIN);
+  const config = configOrFail(() => loadSandboxConfig({ dnsServer: dns.address, mxHost: SANDBOX_MX_HOST }));
+  await startApp(config, async (app, bound) => {
+    const sandbox = await setUpSandbox(app, dns, config.bootstrapApiKey);
+    const smtp = `${reachableHost(config.smtp.host)}:${bound.smtpPort}`;
+    const keyNote = config.bootstrapApiKey ? 'MAILROOM_API_KEY' : 'new on each run; earlier ones keep working';
+    return [
+      '',
+      `Sandbox ready: ${SANDBOX_DOMAIN} is verified by a DNS server at ${dns.address} that answers only for it.`,
+      `  API key   ${sandbox.key} (${keyNote})`,
+      `  HTTP      ${bound.httpUrl}`,
+      `  SMTP      ${smtp}`,
+      `  Address   ${sandbox.address} (any other address @${SANDBOX_DOMAIN} is kept too, by the catch-all)`,
+      'Send a mail:',
+      `  swaks --server ${smtp} --from you@example.com --to ${sandbox.address}`,
+      'Read it:',
+      `  curl -H "Authorization: Bearer ${sandbox.key}" ${bound.httpUrl}/api/v2/mail`,
+    ];
+  });
+}
