@@ -28,6 +28,8 @@ export interface VerdictInput {
 
 export type RawResolver = (name: string, rrtype: string) => Promise<unknown>;
 
+export type VerdictChecker = (input: VerdictInput) => Promise<Verdicts>;
+
 type AuthenticationVerdicts = Omit<Verdicts, 'spam' | 'virus'>;
 
 /** Anything taking longer is a temporary error, so a hostile DNS setup cannot hold a message indefinitely. */
@@ -115,7 +117,7 @@ const VIRUS_NOT_SCANNED = 'DISABLED';
  * verdict from `scanForSpam` (DISABLED without one), both at once. DNS answers are cached briefly: a burst of mail
  * from one sender asks the same questions, and real MTAs sit behind a caching resolver too.
  */
-export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamScanner) {
+export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamScanner): VerdictChecker {
   const resolver = cachedResolver(resolve);
   const recentUnsigned = recentPromises<AuthenticationVerdicts>(
     UNSIGNED_REUSE_MS,
