@@ -106,7 +106,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   // worker threads too; it is set before they start.
   setFlagsFromString('--no-allocation-site-pretenuring');
   // After a full GC V8 lets the old generation grow to a multiple of what survived (up to four) before the next one,
-  // and that garbage is resident memory meanwhile; a quarter more costs no speed we can measure (performance.md).
+  // and that garbage is resident memory meanwhile. A quarter more trades some GC time for memory (performance.md).
   setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
   const app = await createApp(config);
   // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.

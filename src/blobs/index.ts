@@ -14,7 +14,7 @@ export { openFsBlobStore } from './fs-blob-store.ts';
 /** The store BLOB_STORE selects: a directory under DATA_DIR, or an S3 bucket and prefix. */
 export async function openBlobStore(config: BlobConfig): Promise<BlobStore> {
   if (config.kind === 'fs') return openFsBlobStore(config.dir);
-  // Loaded only here: the AWS SDK would hold 6 MB of every filesystem installation's heap.
+  // Loaded only here, so filesystem installations do not hold the AWS SDK in their heap.
   const { openS3BlobStore } = await import('./s3-blob-store.ts');
   return openS3BlobStore({
     bucket: config.bucket,

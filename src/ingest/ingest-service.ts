@@ -90,7 +90,7 @@ function blobNameFor(queueId: string, at: Date): string {
  * acknowledges on return never acknowledges what could be lost.
  */
 export function createIngestService(deps: IngestDependencies) {
-  // Loaded by inline analysis alone: with workers, mailauth's 12 MB of heap stay out of the event loop's.
+  // Loaded by inline analysis alone: with workers, mailauth stays out of the event loop's heap.
   let inlineVerdicts: Promise<VerdictChecker> | undefined;
   const verdictChecker = () =>
     (inlineVerdicts ??= import('./verdicts.ts').then(({ createVerdictChecker }) =>
