@@ -3,7 +3,7 @@ import { AccountsService, type ApiKey, DEFAULT_ACCOUNT } from './accounts/index.
 import { ConfigError, loadConfig } from './config/index.ts';
 import { AppError, NotFound, systemClock } from './core/index.ts';
 import { migrateToLatest, openDatabase } from './db/index.ts';
-import { relaunchWithProcessSettings } from './process-settings.ts';
+import { serve, serveSandbox } from './server.ts';
 
 const USAGE = `Usage: mailroom <command>
 
@@ -48,10 +48,12 @@ function keyTable(keys: ApiKey[]): string {
 
 async function main(argv: string[]): Promise<number> {
   const [command, subcommand, ...rest] = argv;
-  if (command === 'serve' || command === 'dev') {
-    relaunchWithProcessSettings();
-    const { serve, serveSandbox } = await import('./server.ts');
-    await (command === 'serve' ? serve() : serveSandbox());
+  if (command === 'serve') {
+    await serve();
+    return -1;
+  }
+  if (command === 'dev') {
+    await serveSandbox();
     return -1;
   }
   if (command === 'migrate') {

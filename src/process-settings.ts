@@ -11,7 +11,8 @@ const MALLOC_ARENAS = 2;
 
 /**
  * Replaces this process (same pid, same stdio) with one that runs the same command with the settings it lacks.
- * Called before the server's modules load; without `process.execve` (Windows) the process goes on as it is.
+ * The entries (src/main.ts, the mailroom bin) call it before loading anything else; without `process.execve`
+ * (Windows) the process goes on as it is.
  */
 export function relaunchWithProcessSettings(): void {
   const nodeOptions = (process.env.NODE_OPTIONS ?? '').split(/\s+/);
