@@ -87,6 +87,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const database = await openDatabase(config.database, {
     attach: attachSearchDatabase,
     plugins: config.database.kind === 'postgres' ? [routingWrites] : [],
+    onIdleConnectionLost: (error) => logger.warn({ err: error }, 'PostgreSQL closed an idle pooled connection'),
   });
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;

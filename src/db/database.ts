@@ -25,10 +25,12 @@ export interface OpenOptions {
   attach?: (database: DatabaseSync, config: SqliteConfig) => void;
   /** Kysely plugins every query through the handle runs through. */
   plugins?: KyselyPlugin[];
+  /** PostgreSQL: told when the server closed one of the pool's idle connections; the pool opens another when needed. */
+  onIdleConnectionLost?: (error: Error) => void;
 }
 
 export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<DatabaseHandle> {
-  const dialect = config.kind === 'sqlite' ? openSqlite(config, options) : await openPostgres(config);
+  const dialect = config.kind === 'sqlite' ? openSqlite(config, options) : await openPostgres(config, options);
   const db = new Kysely<Database>({ dialect, plugins: options.plugins ?? [] });
   return {
     db,
@@ -59,7 +61,7 @@ function openSqlite(config: SqliteConfig, options: OpenOptions) {
   return createSqliteDialect(database);
 }
 
-async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }>) {
+async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }>, options: OpenOptions) {
   if (config.schema) {
     // search_path only takes effect if the schema exists, so create it before the pool hands out connections.
     const client = new pg.Client({ connectionString: config.url });
@@ -76,6 +78,9 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
   pool.on('connect', prepareNamedStatements);
+  // A restart, a failover or an idle timeout on the server ends idle connections; unheard, the pool's error would
+  // end the process.
+  pool.on('error', (error) => options.onIdleConnectionLost?.(error));
   return new PostgresDialect({ pool });
 }
 

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { freePort } from '../helpers/ports.ts';
+import { createInstallation, type ServerProcess, startServerProcess } from '../helpers/process.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { createAddress } from '../smtp/mail-setup.ts';
+
+/**
+ * A server's PostgreSQL pools as PostgreSQL sees them. The server runs with its own `application_name`, so that its
+ * connections can be told from every other test's.
+ */
+const API_KEY = 'mr_test_postgres_pools_key_0123456789';
+const APPLICATION = `mailroom_pools_${randomBytes(4).toString('hex')}`;
+
+let dns: DnsServer;
+let installation: Awaited<ReturnType<typeof createInstallation>>;
+let server: ServerProcess;
+let api: ApiClient;
+let smtpPort: number;
+let observer: pg.Client;
+
+before(async () => {
+  if (!TEST_DATABASE_URL) return;
+  dns = await startDnsServer();
+  smtpPort = await freePort();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('application_name', APPLICATION);
+  installation = await createInstallation({
+    DNS_SERVERS: dns.address,
+    SMTP_PORT: String(smtpPort),
+    MAILROOM_API_KEY: API_KEY,
+    DATABASE_URL: url.toString(),
+  });
+  server = await startServerProcess(installation.env);
+  observer = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await observer.connect();
+  api = apiClient(server.httpUrl, API_KEY);
+  const domain = await createVerifiedDomain(api, dns, 'pools.test');
+  await createAddress(api, 'inbox@pools.test', domain.id);
+});
+after(async () => {
+  await server?.stop('SIGKILL');
+  await observer?.end();
+  await installation?.remove();
+  await dns?.close();
+});
+
+test('a server goes on when PostgreSQL ends its idle connections', { skip: !TEST_DATABASE_URL }, async () => {
+  const ended = await observer.query(
+    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'idle'`,
+    [APPLICATION],
+  );
+  assert.ok(ended.rowCount! > 0);
+
+  const domains = await api.get('/api/v2/domains');
+  assert.equal(domains.status, 200, JSON.stringify(domains.body));
+  const sent = await sendMail({ port: smtpPort, to: 'inbox@pools.test', subject: 'After the restart' });
+  assert.equal(sent.ok, true, sent.response);
+  const mail = await api.get('/api/v2/mail');
+  assert.equal(mail.status, 200, JSON.stringify(mail.body));
+  assert.deepEqual(
+    mail.body.emails.map((email: { subject: string }) => email.subject),
+    ['After the restart'],
+  );
+  assert.equal(server.child.exitCode, null);
+});
