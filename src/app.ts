@@ -80,13 +80,13 @@ export interface AppOptions {
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
-  // The event loop's connection searches, so on SQLite it has the search database attached.
-  // On PostgreSQL the router hears of this process's own routing changes through the plugin, of others' by NOTIFY;
-  // on SQLite it reads a counter that triggers keep.
+  // The event loop's connection searches, so on SQLite it has the search database attached. The router hears of routing
+  // changes through the plugin (own) and NOTIFY (others') on PostgreSQL, and reads a trigger-kept counter on SQLite.
   const routingWrites = new RoutingWritesPlugin();
   const database = await openDatabase(config.database, {
     attach: attachSearchDatabase,
     plugins: config.database.kind === 'postgres' ? [routingWrites] : [],
+    keepConnections: config.database.kind === 'postgres' ? config.database.poolSize : 0,
     onIdleConnectionLost: (error) => logger.warn({ err: error }, 'PostgreSQL closed an idle pooled connection'),
   });
   await migrateToLatest(database);

@@ -25,6 +25,12 @@ export interface OpenOptions {
   attach?: (database: DatabaseSync, config: SqliteConfig) => void;
   /** Kysely plugins every query through the handle runs through. */
   plugins?: KyselyPlugin[];
+  /**
+   * PostgreSQL, a server's pool: opens this many connections at start and keeps them open while idle, so that the
+   * first message after start or after a quiet spell does not wait for connections to be set up and their statements
+   * prepared. Other connections (all of them without it, as in the CLI) open when needed and close after 10 s idle.
+   */
+  keepConnections?: number;
   /** PostgreSQL: told when the server closed one of the pool's idle connections; the pool opens another when needed. */
   onIdleConnectionLost?: (error: Error) => void;
 }
@@ -72,15 +78,19 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
       await client.end();
     }
   }
+  const keep = Math.min(options.keepConnections ?? 0, config.poolSize);
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
+    min: keep,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
   pool.on('connect', prepareNamedStatements);
   // A restart, a failover or an idle timeout on the server ends idle connections; unheard, the pool's error would
   // end the process.
   pool.on('error', (error) => options.onIdleConnectionLost?.(error));
+  const opened = await Promise.all(Array.from({ length: keep }, () => pool.connect()));
+  for (const client of opened) client.release();
   return new PostgresDialect({ pool });
 }
 

@@ -26,7 +26,13 @@ export interface WriterThreadData {
  * On the event loop that serves SMTP and HTTP, either would hold up every connection.
  */
 const { database } = workerData as WriterThreadData;
-const handle = await openDatabase(database);
+/**
+ * Each transaction costs PostgreSQL and this thread about as much as several messages' rows (BEGIN, the Message-ID
+ * lookup, a statement per table, COMMIT): with one per free connection, most held one or two messages. With two,
+ * one gathers while the other commits (see docs/performance.md).
+ */
+const POSTGRES_TRANSACTIONS = 2;
+const handle = await openDatabase(database, { keepConnections: POSTGRES_TRANSACTIONS });
 if (database.kind === 'sqlite') {
   // An insert's statement journal past 64 KiB would otherwise spill to a temporary file, created and deleted in most
   // commits; in memory it is a few pages held while one statement runs. A commit is durable through the WAL alone.
@@ -34,12 +40,6 @@ if (database.kind === 'sqlite') {
   // The pages the writer touches again (the tails of its indexes) fit in 8 MiB; see docs/performance.md.
   await sql`PRAGMA cache_size = -8192`.execute(handle.db);
 }
-/**
- * Each transaction costs PostgreSQL and this thread about as much as several messages' rows (BEGIN, the Message-ID
- * lookup, a statement per table, COMMIT): with one per free connection, most held one or two messages. With two,
- * one gathers while the other commits (see docs/performance.md).
- */
-const POSTGRES_TRANSACTIONS = 2;
 const committer = new GroupCommitter(handle.db, {
   concurrency: database.kind === 'postgres' ? Math.min(database.poolSize, POSTGRES_TRANSACTIONS) : 1,
 });

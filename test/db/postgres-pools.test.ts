@@ -17,6 +17,10 @@ import { createAddress } from '../smtp/mail-setup.ts';
  */
 const API_KEY = 'mr_test_postgres_pools_key_0123456789';
 const APPLICATION = `mailroom_pools_${randomBytes(4).toString('hex')}`;
+/** The test installation's DATABASE_POOL_SIZE. */
+const POOL_SIZE = 4;
+/** Ingest's writer thread commits two transactions at a time and keeps a connection for each. */
+const WRITER_CONNECTIONS = 2;
 
 let dns: DnsServer;
 let installation: Awaited<ReturnType<typeof createInstallation>>;
@@ -37,6 +41,7 @@ before(async () => {
     MAILROOM_API_KEY: API_KEY,
     DATABASE_URL: url.toString(),
   });
+  assert.equal(installation.env.DATABASE_POOL_SIZE, String(POOL_SIZE));
   server = await startServerProcess(installation.env);
   observer = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await observer.connect();
@@ -49,6 +54,22 @@ after(async () => {
   await observer?.end();
   await installation?.remove();
   await dns?.close();
+});
+
+/** The server's connections other than its NOTIFY listeners, which hold a connection of their own each. */
+async function pooledConnections(): Promise<number> {
+  const { rows } = await observer.query<{ connections: number }>(
+    `select count(*)::int as connections from pg_stat_activity where application_name = $1 and query not like 'LISTEN %'`,
+    [APPLICATION],
+  );
+  return rows[0]!.connections;
+}
+
+test('a server opens its pools at start and keeps them open while idle', { skip: !TEST_DATABASE_URL }, async () => {
+  assert.equal(await pooledConnections(), POOL_SIZE + WRITER_CONNECTIONS);
+  // Past the pool's idle timeout (10 s), which closes the connections it does not keep.
+  await new Promise((resolve) => setTimeout(resolve, 10_500));
+  assert.equal(await pooledConnections(), POOL_SIZE + WRITER_CONNECTIONS);
 });
 
 test('a server goes on when PostgreSQL ends its idle connections', { skip: !TEST_DATABASE_URL }, async () => {
