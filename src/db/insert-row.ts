@@ -6,22 +6,33 @@ const insertInto = (table: keyof Database & string) =>
   preparedQuery((db, row: Record<string, PreparedValue>) => db.insertInto(table).values(row as never));
 const inserts = new Map<string, ReturnType<typeof insertInto>>();
 
+/** One table's rows with the same set of columns, on PostgreSQL: a part of an insert statement. */
+interface InsertPart {
+  table: keyof Database & string;
+  columns: string[];
+  /** The rows as one JSON array, typed by the table's own row type. */
+  rows: string;
+}
+
 /**
- * PostgreSQL: any number of rows with the same columns in one statement, its text the same for every count, so that
- * it is prepared once (see preparedStatementName). The rows travel as one JSON array, typed by the table's own row
- * type.
+ * PostgreSQL: one statement inserting every part's rows, its text the same for any number of rows, so that it is
+ * prepared once (see preparedStatementName). Each part but the last is a data-modifying WITH; all run to completion,
+ * and foreign keys are checked at the statement's end, when every part's rows exist.
  */
-const insertJsonRows = (table: keyof Database & string, columns: readonly string[]) =>
-  preparedQuery((db, { rows }: { rows: string }) => {
-    const names = sql.join(columns.map((column) => sql.ref(column)));
-    return {
-      compile: () =>
-        sql`insert into ${sql.table(table)} (${names}) select ${names} from json_populate_recordset(null::${sql.table(table)}, ${rows}::json)`.compile(
-          db,
-        ),
-    };
-  });
-const jsonInserts = new Map<string, ReturnType<typeof insertJsonRows>>();
+const insertJsonParts = (parts: readonly Omit<InsertPart, 'rows'>[]) =>
+  preparedQuery(
+    (db, values: Record<string, string>) => {
+      const inserts = parts.map(({ table, columns }, index) => {
+        const names = sql.join(columns.map((column) => sql.ref(column)));
+        return sql`insert into ${sql.table(table)} (${names}) select ${names} from json_populate_recordset(null::${sql.table(table)}, ${values[`rows${index}`]}::json)`;
+      });
+      const last = inserts.pop()!;
+      const ctes = inserts.map((insert, index) => sql`${sql.raw(`part${index}`)} as (${insert})`);
+      return { compile: () => (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${last}` : last).compile(db) };
+    },
+    { named: true },
+  );
+const jsonInserts = new Map<string, ReturnType<typeof insertJsonParts>>();
 
 /** The row without its undefined members: Kysely leaves such a column out, so the prepared insert does too. */
 function definedValues(row: object): Record<string, PreparedValue> {
@@ -47,34 +58,49 @@ export async function insertRow<T extends keyof Database & string>(
   await insert(db, definedValues(row));
 }
 
-/**
- * Inserts rows in order: on PostgreSQL one statement per set of columns, where a statement per row cost a round trip,
- * and the table's statement triggers ran once per row; on SQLite, where a statement costs no round trip, one per row.
- */
+/** Rows for one table, as insertRows takes them. */
+export interface TableRows<T extends keyof Database & string = keyof Database & string> {
+  table: T;
+  rows: readonly Insertable<Database[T]>[];
+}
+
+/** Inserts rows in order, as insertTables does. */
 export async function insertRows<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
   rows: readonly Insertable<Database[T]>[],
 ): Promise<void> {
+  await insertTables(db, [{ table, rows } as TableRows]);
+}
+
+/**
+ * Inserts every table's rows, in order: on PostgreSQL in one statement (one round trip, and each table's statement
+ * triggers run once), where a statement per table or per row cost a round trip each; on SQLite, where a statement
+ * costs no round trip, one per row.
+ */
+export async function insertTables(db: Kysely<Database>, writes: readonly TableRows[]): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
-    for (const row of rows) await insertRow(db, table, row);
+    for (const { table, rows } of writes) for (const row of rows) await insertRow(db, table, row);
     return;
   }
-  const byColumns = new Map<string, Record<string, PreparedValue>[]>();
-  for (const row of rows) {
-    const values = definedValues(row);
-    const key = Object.keys(values).join(',');
-    const group = byColumns.get(key);
-    if (group) group.push(values);
-    else byColumns.set(key, [values]);
-  }
-  for (const [key, group] of byColumns) {
-    const statement = `${table}(${key})`;
-    let insert = jsonInserts.get(statement);
-    if (!insert) {
-      insert = insertJsonRows(table, key.split(','));
-      jsonInserts.set(statement, insert);
+  const parts: InsertPart[] = [];
+  for (const { table, rows } of writes) {
+    const byColumns = new Map<string, Record<string, PreparedValue>[]>();
+    for (const row of rows) {
+      const values = definedValues(row);
+      const key = Object.keys(values).join(',');
+      const group = byColumns.get(key);
+      if (group) group.push(values);
+      else byColumns.set(key, [values]);
     }
-    await insert(db, { rows: JSON.stringify(group) });
+    for (const [key, group] of byColumns) parts.push({ table, columns: key.split(','), rows: JSON.stringify(group) });
   }
+  if (parts.length === 0) return;
+  const statement = parts.map(({ table, columns }) => `${table}(${columns})`).join(';');
+  let insert = jsonInserts.get(statement);
+  if (!insert) {
+    insert = insertJsonParts(parts.map(({ table, columns }) => ({ table, columns })));
+    jsonInserts.set(statement, insert);
+  }
+  await insert(db, Object.fromEntries(parts.map(({ rows }, index) => [`rows${index}`, rows])));
 }

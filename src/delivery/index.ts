@@ -1,7 +1,6 @@
 export { deliveredSince, deliveryHistory } from './delivery-history.ts';
 export {
   deliveryJobRow,
-  insertDeliveryJob,
   type JobLease,
   type JobTarget,
   type RunnableJob,

@@ -1,9 +1,9 @@
 import { PostgresAdapter, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, type EmailsTable, insertRows, preparedQuery, type ThreadsTable } from '../db/index.ts';
+import { type Database, type EmailsTable, insertTables, preparedQuery, type ThreadsTable } from '../db/index.ts';
 import { type DeliveryJob, deliveryJobRow, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
-import { appendEvents, type NewEvent } from '../events/index.ts';
+import { eventRow, type NewEvent } from '../events/index.ts';
 import { type StoredEmail, toEmailRow, toStoredEmail } from '../mail/index.ts';
 import type { RouteDecision } from '../routing/index.ts';
 import type { RuleOutcome } from '../rules/index.ts';
@@ -220,11 +220,14 @@ class Batch {
   }
 
   async write(trx: Transaction<Database>): Promise<void> {
-    await insertRows(trx, 'threads', this.threads);
     for (const [id, { position, now }] of this.threadUpdates) await addToThread(trx, { id, position, now });
-    await insertRows(trx, 'emails', this.emails);
-    await insertRows(trx, 'deliveries', this.deliveries);
-    await appendEvents(trx, this.events);
+    const createdAt = new Date().toISOString();
+    await insertTables(trx, [
+      { table: 'threads', rows: this.threads },
+      { table: 'emails', rows: this.emails },
+      { table: 'deliveries', rows: this.deliveries },
+      { table: 'events', rows: this.events.map((event) => eventRow(event, createdAt)) },
+    ]);
   }
 }
 
@@ -238,8 +241,8 @@ const addToThread = preparedQuery((db, { id, position, now }: { id: string; posi
 /**
  * Stores a batch of messages inside the caller's transaction: per accepted recipient an email row in its thread, and
  * a pending delivery job for each active endpoint or webhook the recipient routes to (the outbox), and an
- * `email.received` event per stored email. It reads the Message-IDs it needs once and writes each table's rows in one
- * statement (see insertRows): on PostgreSQL each statement is a round trip.
+ * `email.received` event per stored email. It reads the Message-IDs it needs once and writes every table's rows
+ * together (see insertTables): on PostgreSQL in one statement, as each statement is a round trip.
  */
 export async function writeMessages(
   trx: Transaction<Database>,

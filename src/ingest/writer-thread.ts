@@ -28,7 +28,7 @@ export interface WriterThreadData {
 const { database } = workerData as WriterThreadData;
 /**
  * Each transaction costs PostgreSQL and this thread about as much as several messages' rows (BEGIN, the Message-ID
- * lookup, a statement per table, COMMIT): with one per free connection, most held one or two messages. With two,
+ * lookup, the inserts' statement, COMMIT): with one per free connection, most held one or two messages. With two,
  * one gathers while the other commits (see docs/performance.md).
  */
 const POSTGRES_TRANSACTIONS = 2;
