@@ -64,7 +64,7 @@ export interface TableRows<T extends keyof Database & string = keyof Database & 
   rows: readonly Insertable<Database[T]>[];
 }
 
-/** Inserts rows in order, as insertTables does. */
+/** Inserts one table's rows in order, as insertTables does. */
 export async function insertRows<T extends keyof Database & string>(
   db: Kysely<Database>,
   table: T,
@@ -74,7 +74,7 @@ export async function insertRows<T extends keyof Database & string>(
 }
 
 /**
- * Inserts every table's rows, in order: on PostgreSQL in one statement (one round trip, and each table's statement
+ * Inserts every table's rows, each table's in the order given: on PostgreSQL in one statement (one round trip, and each table's statement
  * triggers run once), where a statement per table or per row cost a round trip each; on SQLite, where a statement
  * costs no round trip, one per row.
  */
