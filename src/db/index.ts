@@ -2,7 +2,7 @@ export { startBackgroundThread } from './background-thread.ts';
 export { type DatabaseHandle, type Db, openDatabase, type SqliteConfig } from './database.ts';
 export { fromFlag, toFlag } from './flags.ts';
 export { CommitOutcomeUnknown, GroupCommitter, isCommitOutcomeUnknown, type Session } from './group-committer.ts';
-export { insertRow, insertRows, insertTables, type TableRows } from './insert-row.ts';
+export { insertRow, insertRows, insertTables } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { lockWaitingSession } from './lock-waiting-session.ts';
 export { migrateToLatest } from './migrate.ts';
