@@ -79,12 +79,7 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     }
   }
   const keep = Math.min(options.keepConnections ?? 0, config.poolSize);
-  const pool = new pg.Pool({
-    connectionString: config.url,
-    max: config.poolSize,
-    min: keep,
-    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
-  });
+  const pool = new pg.Pool({ ...connectionSettings(config), max: config.poolSize, min: keep });
   pool.on('connect', prepareNamedStatements);
   // A restart, a failover or an idle timeout on the server ends idle connections; unheard, the pool's error would
   // end the process.
@@ -92,6 +87,18 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   const opened = await Promise.all(Array.from({ length: keep }, () => pool.connect()));
   for (const client of opened) client.release();
   return new PostgresDialect({ pool });
+}
+
+/**
+ * The pool's URL and startup options: the schema's search_path joins the settings the URL's own `options` carries,
+ * as pg lets those replace any options given beside the URL, and the installation's tables would land in `public`.
+ */
+function connectionSettings(config: Extract<DatabaseConfig, { kind: 'postgres' }>) {
+  if (!config.schema) return { connectionString: config.url };
+  const url = new URL(config.url);
+  const options = [url.searchParams.get('options'), `-c search_path=${config.schema}`].filter(Boolean).join(' ');
+  url.searchParams.delete('options');
+  return { connectionString: url.toString(), options };
 }
 
 /**
