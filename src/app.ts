@@ -92,7 +92,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
   const searchIndexer = config.database.kind === 'sqlite' ? startSearchIndexer(config.database, logger) : undefined;
-  const { db } = database;
+  const { db, postgres } = database;
   const blobs = await openBlobStore(config.blobs);
 
   const dns = createDnsLookup(config.dnsServers);
@@ -108,9 +108,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     db,
     clock,
     logger,
-    ...(config.database.kind === 'postgres'
-      ? { postgres: { url: config.database.url, schema: config.database.schema } }
-      : {}),
+    ...(postgres ? { postgres } : {}),
   });
   const eventsAppended = () => events.notify();
   const accounts = new AccountsService(db, clock);
@@ -145,9 +143,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     db,
     subaddressing: config.subaddressing,
     logger,
-    ...(config.database.kind === 'postgres'
-      ? { postgres: { url: config.database.url, schema: config.database.schema, writes: routingWrites } }
-      : {}),
+    ...(postgres ? { postgres: { ...postgres, writes: routingWrites } } : {}),
   });
   const ruleEvaluator = new RuleEvaluator(db);
   const findEndpoint = (accountId: string, id: string) => endpoints.summary(accountId, id);
@@ -239,13 +235,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const delivery = createDeliverySystem({
     db,
     database:
-      config.database.kind === 'postgres'
-        ? {
-            kind: 'postgres',
-            url: config.database.url,
-            schema: config.database.schema,
-            poolSize: config.database.poolSize,
-          }
+      postgres && config.database.kind === 'postgres'
+        ? { kind: 'postgres', ...postgres, poolSize: config.database.poolSize }
         : { kind: 'sqlite' },
     clock,
     logger,

@@ -15,6 +15,12 @@ export type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 export interface DatabaseHandle {
   db: Db;
   kind: DatabaseConfig['kind'];
+  /**
+   * PostgreSQL: the server's URL, and the schema the installation's tables are in: DATABASE_SCHEMA, else the first
+   * existing schema of the search_path the URL or the role sets. It names the installation's NOTIFY channels, as the
+   * tables' triggers do with current_schema().
+   */
+  postgres?: { url: string; schema: string };
   /** Throws unless the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -41,6 +47,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenOptions 
   return {
     db,
     kind: config.kind,
+    ...(config.kind === 'postgres' ? { postgres: { url: config.url, schema: await installationSchema(db) } } : {}),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -87,6 +94,19 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   const opened = await Promise.all(Array.from({ length: keep }, () => pool.connect()));
   for (const client of opened) client.release();
   return new PostgresDialect({ pool });
+}
+
+/** The schema the pool's connections create their tables in; start-up fails where there is none. */
+async function installationSchema(db: Kysely<Database>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) {
+    await db.destroy();
+    throw new Error(
+      'PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one',
+    );
+  }
+  return schema;
 }
 
 /**

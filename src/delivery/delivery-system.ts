@@ -14,7 +14,7 @@ import { createRetryPolicy } from './retry-policy.ts';
 export interface DeliverySystemOptions {
   db: Db;
   /** PostgreSQL adds SKIP LOCKED claims and LISTEN/NOTIFY between processes. */
-  database: { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema?: string; poolSize: number };
+  database: { kind: 'sqlite' } | { kind: 'postgres'; url: string; schema: string; poolSize: number };
   clock: Clock;
   logger: Logger;
   dns: DnsLookup;
@@ -102,9 +102,11 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     },
     handedBack: jobsQueued,
   });
-  const pg = options.database.kind === 'postgres' ? options.database : undefined;
-  // The NOTIFY channel of this installation (one schema) on the PostgreSQL server.
-  const channel = `mailroom_deliveries_${pg?.schema ?? 'public'}`;
+  // With the NOTIFY channel of this installation (one schema) on the PostgreSQL server.
+  const pg =
+    options.database.kind === 'postgres'
+      ? { ...options.database, channel: `mailroom_deliveries_${options.database.schema}` }
+      : undefined;
   let listener: ReturnType<typeof listenForNotifications> | undefined;
 
   let notifyScheduled = false;
@@ -115,7 +117,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     notifyScheduled = true;
     setImmediate(() => {
       notifyScheduled = false;
-      notifyChannel(db, channel, worker.owner).catch((error) => logger.warn({ err: error }, 'delivery NOTIFY failed'));
+      notifyChannel(db, pg.channel, worker.owner).catch((error) => logger.warn({ err: error }, 'delivery NOTIFY failed'));
     });
   }
 
@@ -148,7 +150,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
       if (pg) {
         listener = listenForNotifications({
           url: pg.url,
-          channel,
+          channel: pg.channel,
           purpose: 'delivery wake-up',
           self: worker.owner,
           logger,

@@ -32,7 +32,7 @@ export interface EventHubOptions {
   clock: Clock;
   logger: Logger;
   /** PostgreSQL: LISTEN for other processes' events on this installation's channel. */
-  postgres?: { url: string; schema?: string };
+  postgres?: { url: string; schema: string };
 }
 
 /**
@@ -62,7 +62,7 @@ export class EventHub {
     if (postgres) {
       this.listener = listenForNotifications({
         url: postgres.url,
-        channel: `mailroom_events_${postgres.schema ?? 'public'}`,
+        channel: `mailroom_events_${postgres.schema}`,
         purpose: 'event stream wake-up',
         logger,
         onNotify: () => this.notify(),

@@ -86,7 +86,7 @@ export class RoutingService implements RecipientRouter {
   private readonly db: Db;
   private readonly subaddressing: boolean;
   private readonly decisions = new DecisionCache();
-  private readonly postgres: { url: string; schema: string | undefined } | undefined;
+  private readonly postgres: { url: string; schema: string } | undefined;
   private readonly logger: Logger;
   /** PostgreSQL: routing changes heard of, and whether they can be heard (the listening connection is up). */
   private changesHeard = 0;
@@ -101,7 +101,7 @@ export class RoutingService implements RecipientRouter {
     db: Db;
     subaddressing: boolean;
     logger: Logger;
-    postgres?: { url: string; schema: string | undefined; writes: RoutingWritesPlugin };
+    postgres?: { url: string; schema: string; writes: RoutingWritesPlugin };
   }) {
     this.db = deps.db;
     this.subaddressing = deps.subaddressing;
@@ -115,7 +115,7 @@ export class RoutingService implements RecipientRouter {
     if (!this.postgres) return;
     this.listener = listenForNotifications({
       url: this.postgres.url,
-      channel: `mailroom_routing_${this.postgres.schema ?? 'public'}`,
+      channel: `mailroom_routing_${this.postgres.schema}`,
       purpose: 'routing changes',
       logger: this.logger,
       onNotify: () => this.routingChanged(),

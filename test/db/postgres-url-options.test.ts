@@ -16,44 +16,64 @@ const API_KEY = 'mr_test_postgres_url_options_0123456789';
 const APPLICATION = `mailroom_options_${randomBytes(4).toString('hex')}`;
 
 let dns: DnsServer | undefined;
-let installation: Awaited<ReturnType<typeof createInstallation>> | undefined;
-let server: ServerProcess | undefined;
+const installations: Array<Awaited<ReturnType<typeof createInstallation>>> = [];
+const servers: ServerProcess[] = [];
+/** A schema a test created itself, for a search_path to name. */
+let searchPathSchema: string | undefined;
 let observer: pg.Client | undefined;
 
 after(async () => {
-  await server?.stop('SIGKILL');
+  for (const server of servers) await server.stop('SIGKILL');
+  if (searchPathSchema) await observer?.query(`drop schema if exists "${searchPathSchema}" cascade`);
   await observer?.end();
-  await installation?.remove();
+  for (const installation of installations) await installation.remove();
   await dns?.close();
 });
+
+async function observe(): Promise<pg.Client> {
+  if (!observer) {
+    observer = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await observer.connect();
+  }
+  return observer;
+}
+
+/** TEST_DATABASE_URL with `options` set to `settings`. */
+function urlWithOptions(settings: string): string {
+  const url = new URL(TEST_DATABASE_URL!);
+  url.searchParams.set('options', settings);
+  return url.toString();
+}
+
+const message = (to: string, subject: string) =>
+  `From: a@sender.test\r\nTo: ${to}\r\nSubject: ${subject}\r\n\r\nBody\r\n`;
 
 test('settings in the DATABASE_URL options apply, and the tables are still in DATABASE_SCHEMA', {
   skip: !TEST_DATABASE_URL,
 }, async () => {
-  dns = await startDnsServer();
+  dns ??= await startDnsServer();
   const smtpPort = await freePort();
-  const url = new URL(TEST_DATABASE_URL!);
-  url.searchParams.set('options', `-c application_name=${APPLICATION}`);
-  installation = await createInstallation({
+  const installation = await createInstallation({
     DNS_SERVERS: dns.address,
     SMTP_PORT: String(smtpPort),
     MAILROOM_API_KEY: API_KEY,
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: urlWithOptions(`-c application_name=${APPLICATION}`),
   });
+  installations.push(installation);
   const schema = installation.env.DATABASE_SCHEMA!;
-  server = await startServerProcess(installation.env);
+  const server = await startServerProcess(installation.env);
+  servers.push(server);
   const api = apiClient(server.httpUrl, API_KEY);
   const domain = await createVerifiedDomain(api, dns, 'options.test');
   await createAddress(api, 'inbox@options.test', domain.id);
   const sent = await sendMail({
     port: smtpPort,
     to: 'inbox@options.test',
-    raw: 'From: a@sender.test\r\nTo: inbox@options.test\r\nSubject: Options\r\n\r\nBody\r\n',
+    raw: message('inbox@options.test', 'Options'),
   });
   assert.equal(sent.code, 250);
 
-  observer = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await observer.connect();
+  const observer = await observe();
   const { rows: connections } = await observer.query<{ count: number }>(
     'select count(*)::int as count from pg_stat_activity where application_name = $1',
     [APPLICATION],
@@ -61,4 +81,39 @@ test('settings in the DATABASE_URL options apply, and the tables are still in DA
   assert.ok(connections[0]!.count > 0, 'the server connected with the options of its DATABASE_URL');
   const { rows: stored } = await observer.query<{ subject: string }>(`select subject from "${schema}".emails`);
   assert.deepEqual(stored, [{ subject: 'Options' }]);
+});
+
+test('without DATABASE_SCHEMA, processes in the schema their search_path names hear each other', {
+  skip: !TEST_DATABASE_URL,
+}, async () => {
+  dns ??= await startDnsServer();
+  searchPathSchema = `o_${randomBytes(6).toString('hex')}`;
+  await (await observe()).query(`create schema "${searchPathSchema}"`);
+  const installation = await createInstallation({
+    DNS_SERVERS: dns.address,
+    MAILROOM_API_KEY: API_KEY,
+    DATABASE_URL: urlWithOptions(`-c search_path=${searchPathSchema}`),
+  });
+  installations.push(installation);
+  const { DATABASE_SCHEMA: _, ...env } = installation.env;
+  const ports = [await freePort(), await freePort()];
+  for (const port of ports) servers.push(await startServerProcess({ ...env, SMTP_PORT: String(port) }));
+  const [first] = servers.slice(-2);
+  const api = apiClient(first!.httpUrl, API_KEY);
+  const domain = await createVerifiedDomain(api, dns, 'paths.test');
+  const id = await createAddress(api, 'inbox@paths.test', domain.id);
+  const send = () => sendMail({ port: ports[1]!, to: 'inbox@paths.test', raw: message('inbox@paths.test', 'Paths') });
+  // The second process routes the address, and keeps that decision until it hears of a change.
+  assert.equal((await send()).code, 250);
+
+  assert.equal((await api.put(`/api/v2/email-addresses/${id}`, { isActive: false })).status, 200);
+  const deadline = Date.now() + 5_000;
+  let last = await send();
+  while (last.code === 250 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    last = await send();
+  }
+  assert.deepEqual([last.code, last.rejected], [550, ['inbox@paths.test']]);
+  const { rows } = await (await observe()).query(`select count(*)::int as count from "${searchPathSchema}".emails`);
+  assert.ok(rows[0].count >= 1, 'the installation is in the schema its search_path names');
 });
