@@ -7,7 +7,7 @@ import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
 import { freePort } from '../helpers/ports.ts';
-import { createInstallation, type ServerProcess, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, runScript, type ServerProcess, startServerProcess } from '../helpers/process.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
 
@@ -116,4 +116,21 @@ test('without DATABASE_SCHEMA, processes in the schema their search_path names h
   assert.deepEqual([last.code, last.rejected], [550, ['inbox@paths.test']]);
   const { rows } = await (await observe()).query(`select count(*)::int as count from "${searchPathSchema}".emails`);
   assert.ok(rows[0].count >= 1, 'the installation is in the schema its search_path names');
+});
+
+test('a start whose search_path names no existing schema fails and says what to set', {
+  skip: !TEST_DATABASE_URL,
+}, async () => {
+  const installation = await createInstallation({
+    DATABASE_URL: urlWithOptions(`-c search_path=missing_${randomBytes(6).toString('hex')}`),
+  });
+  installations.push(installation);
+  const { DATABASE_SCHEMA: _, ...env } = installation.env;
+  const result = await runScript('src/main.ts', [], env);
+  assert.equal(result.code, 1);
+  assert.match(
+    result.stderr,
+    /PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one/,
+  );
+  assert.equal(result.stdout, '');
 });
