@@ -117,7 +117,9 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     notifyScheduled = true;
     setImmediate(() => {
       notifyScheduled = false;
-      notifyChannel(db, pg.channel, worker.owner).catch((error) => logger.warn({ err: error }, 'delivery NOTIFY failed'));
+      notifyChannel(db, pg.channel, worker.owner).catch((error) =>
+        logger.warn({ err: error }, 'delivery NOTIFY failed'),
+      );
     });
   }
 
