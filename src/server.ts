@@ -33,11 +33,12 @@ function reachableHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-function describeDatabase(database: Config['database']): string {
+/** The database, and on PostgreSQL the schema the tables are in (DATABASE_SCHEMA's, or the one search_path found). */
+function describeDatabase(database: Config['database'], schema: string | undefined): string {
   if (database.kind === 'sqlite') return `SQLite ${database.file}`;
   const url = new URL(database.url);
   const where = `${url.username ? `${url.username}@` : ''}${url.host}${url.pathname}`;
-  return `PostgreSQL ${where}${database.schema ? ` schema ${database.schema}` : ''}`;
+  return `PostgreSQL ${where}${schema ? ` schema ${schema}` : ''}`;
 }
 
 function describeBlobs(blobs: Config['blobs']): string {
@@ -58,7 +59,7 @@ function banner(app: App, bound: Bound): string[] {
   const { config } = app;
   const started = {
     version: VERSION,
-    database: describeDatabase(config.database),
+    database: describeDatabase(config.database, app.database.postgres?.schema),
     blobStore: describeBlobs(config.blobs),
     dataDir: config.dataDir,
     http: hostPort(config.http.host, bound.httpPort),

@@ -99,6 +99,7 @@ test('without DATABASE_SCHEMA, processes in the schema their search_path names h
   const ports = [await freePort(), await freePort()];
   for (const port of ports) servers.push(await startServerProcess({ ...env, SMTP_PORT: String(port) }));
   const [first] = servers.slice(-2);
+  assert.match(first!.stdout(), new RegExp(`^ {2}Database {2}PostgreSQL .* schema ${searchPathSchema}$`, 'm'));
   const api = apiClient(first!.httpUrl, API_KEY);
   const domain = await createVerifiedDomain(api, dns, 'paths.test');
   const id = await createAddress(api, 'inbox@paths.test', domain.id);
