@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { newId } from '../core/index.ts';
@@ -180,15 +180,16 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       }
       for (const path of paths) {
         const key = relative(root, path).split(sep).join('/');
-        const info = await stat(path).catch(() => undefined);
-        if (!info) continue;
-        if (!key.endsWith(SEGMENT_SUFFIX)) {
-          yield { key, lastModified: info.mtime };
-          continue;
-        }
-        const handle = await open(path, 'r');
+        // A file removed since the directory was read (a segment emptied meanwhile) has nothing left to list.
+        const handle = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return undefined;
+          throw error;
+        });
+        if (!handle) continue;
         try {
-          for await (const record of readRecords(handle, key)) yield { key: record, lastModified: info.mtime };
+          const { mtime } = await handle.stat();
+          if (!key.endsWith(SEGMENT_SUFFIX)) yield { key, lastModified: mtime };
+          else for await (const record of readRecords(handle, key)) yield { key: record, lastModified: mtime };
         } finally {
           await handle.close();
         }
