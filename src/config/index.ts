@@ -5,6 +5,8 @@ import { Value } from 'typebox/value';
 import { urlHost } from '../core/index.ts';
 import { type Env, EnvSchema } from './schema.ts';
 
+export { MAX_SCHEMA_NAME_BYTES } from './schema.ts';
+
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string; synchronous: Env['SQLITE_SYNCHRONOUS'] }
   | { kind: 'postgres'; url: string; schema?: string; poolSize: number };

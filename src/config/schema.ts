@@ -4,6 +4,12 @@ const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, de
 const Flag = (fallback: boolean) => Type.Boolean({ default: fallback });
 
 /**
+ * The longest PostgreSQL schema name Mailroom can use: its NOTIFY channels are `mailroom_<what>_<schema>`, a channel
+ * name holds at most 63 bytes, and the longest prefix (`mailroom_deliveries_`) takes 20.
+ */
+export const MAX_SCHEMA_NAME_BYTES = 43;
+
+/**
  * Every environment variable Mailroom reads, with its default. Values arrive as strings and are converted to
  * these types before validation, so a bad value is reported against the variable that carried it. A pattern comes
  * with a `description` of what it accepts, which is what a start-up error shows.
@@ -25,7 +31,10 @@ export const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   DATABASE_SCHEMA: Type.Optional(
-    Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', description: 'a schema name of a-z, 0-9 and _ (up to 63)' }),
+    Type.String({
+      pattern: `^[a-z_][a-z0-9_]{0,${MAX_SCHEMA_NAME_BYTES - 1}}$`,
+      description: `a schema name of a-z, 0-9 and _ (up to ${MAX_SCHEMA_NAME_BYTES})`,
+    }),
   ),
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
     default: 'FULL',

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { DatabaseConfig } from '../config/index.ts';
+import { type DatabaseConfig, MAX_SCHEMA_NAME_BYTES } from '../config/index.ts';
 import { preparedStatementName } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
@@ -96,17 +96,20 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   return new PostgresDialect({ pool });
 }
 
-/** The schema the pool's connections create their tables in; start-up fails where there is none. */
+/**
+ * The schema the pool's connections create their tables in. Start-up fails where there is none, or where its name is
+ * too long for the installation's NOTIFY channels (the tables' triggers could then not announce their changes).
+ */
 async function installationSchema(db: Kysely<Database>): Promise<string> {
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
   const schema = rows[0]?.schema;
-  if (!schema) {
-    await db.destroy();
-    throw new Error(
-      'PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one',
-    );
-  }
-  return schema;
+  if (schema && Buffer.byteLength(schema) <= MAX_SCHEMA_NAME_BYTES) return schema;
+  await db.destroy();
+  throw new Error(
+    schema
+      ? `PostgreSQL schema "${schema}" has a name longer than ${MAX_SCHEMA_NAME_BYTES} bytes: use a shorter one`
+      : 'PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one',
+  );
 }
 
 /**

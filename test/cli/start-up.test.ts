@@ -31,6 +31,10 @@ describe('start-up errors say what to do, without a stack trace', () => {
     [{ SMTP_MAX_CONNECTIONS: '0' }, 'SMTP_MAX_CONNECTIONS="0" is not a whole number that is at least 1'],
     [{ DELIVERY_RETRY_SCALE: '2' }, 'DELIVERY_RETRY_SCALE="2" is not a number that is greater than 0 and at most 1'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL="mysql://x" is not a postgres:// URL'],
+    [
+      { DATABASE_SCHEMA: 'a'.repeat(44) },
+      `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
+    ],
     [{ BLOB_STORE: 'disk' }, 'BLOB_STORE="disk" is not fs or s3://bucket[/prefix]'],
     [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY="short" is not a text of at least 16 characters'],
     [

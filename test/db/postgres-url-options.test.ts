@@ -119,19 +119,37 @@ test('without DATABASE_SCHEMA, processes in the schema their search_path names h
   assert.ok(rows[0].count >= 1, 'the installation is in the schema its search_path names');
 });
 
+/** `src/main.ts` started with DATABASE_URL's search_path set to `schema` and no DATABASE_SCHEMA. */
+async function startWithSearchPath(schema: string) {
+  const installation = await createInstallation({ DATABASE_URL: urlWithOptions(`-c search_path=${schema}`) });
+  installations.push(installation);
+  const { DATABASE_SCHEMA: _, ...env } = installation.env;
+  return runScript('src/main.ts', [], env);
+}
+
 test('a start whose search_path names no existing schema fails and says what to set', {
   skip: !TEST_DATABASE_URL,
 }, async () => {
-  const installation = await createInstallation({
-    DATABASE_URL: urlWithOptions(`-c search_path=missing_${randomBytes(6).toString('hex')}`),
-  });
-  installations.push(installation);
-  const { DATABASE_SCHEMA: _, ...env } = installation.env;
-  const result = await runScript('src/main.ts', [], env);
+  const result = await startWithSearchPath(`missing_${randomBytes(6).toString('hex')}`);
   assert.equal(result.code, 1);
   assert.match(
     result.stderr,
     /PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one/,
   );
   assert.equal(result.stdout, '');
+});
+
+test('a start in a schema whose name is too long for its NOTIFY channels fails and says so', {
+  skip: !TEST_DATABASE_URL,
+}, async () => {
+  const schema = `l_${randomBytes(21).toString('hex')}`;
+  const observer = await observe();
+  await observer.query(`create schema "${schema}"`);
+  try {
+    const result = await startWithSearchPath(schema);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, new RegExp(`PostgreSQL schema "${schema}" has a name longer than 43 bytes`));
+  } finally {
+    await observer.query(`drop schema "${schema}" cascade`);
+  }
 });
