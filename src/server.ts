@@ -109,7 +109,14 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   // After a full GC V8 lets the old generation grow to a multiple of what survived (up to four) before the next one,
   // and that garbage is resident memory meanwhile. A quarter more trades some GC time for memory (performance.md).
   setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
-  const app = await createApp(config);
+  let app: App;
+  try {
+    app = await createApp(config);
+  } catch (error) {
+    // What only the database can tell is wrong with the configuration (its schema).
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
   // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.
   let closing = false;
   const shutdown = (signal: string) => {

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { type DatabaseConfig, MAX_SCHEMA_NAME_BYTES } from '../config/index.ts';
+import { ConfigError, type DatabaseConfig, MAX_SCHEMA_NAME_BYTES } from '../config/index.ts';
 import { preparedStatementName } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
@@ -105,10 +105,10 @@ async function installationSchema(db: Kysely<Database>): Promise<string> {
   const schema = rows[0]?.schema;
   if (schema && Buffer.byteLength(schema) <= MAX_SCHEMA_NAME_BYTES) return schema;
   await db.destroy();
-  throw new Error(
+  throw new ConfigError(
     schema
-      ? `PostgreSQL schema "${schema}" has a name longer than ${MAX_SCHEMA_NAME_BYTES} bytes: use a shorter one`
-      : 'PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one',
+      ? `Invalid configuration: PostgreSQL schema "${schema}" has a name longer than ${MAX_SCHEMA_NAME_BYTES} bytes: use a shorter one`
+      : 'Invalid configuration: PostgreSQL has no schema to create tables in: set DATABASE_SCHEMA, or a search_path that names one',
   );
 }
 
