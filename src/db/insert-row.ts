@@ -22,12 +22,12 @@ interface InsertPart {
 const insertJsonParts = (parts: readonly Omit<InsertPart, 'rows'>[]) =>
   preparedQuery(
     (db, values: Record<string, string>) => {
-      const inserts = parts.map(({ table, columns }, index) => {
+      const statements = parts.map(({ table, columns }, index) => {
         const names = sql.join(columns.map((column) => sql.ref(column)));
         return sql`insert into ${sql.table(table)} (${names}) select ${names} from json_populate_recordset(null::${sql.table(table)}, ${values[`rows${index}`]}::json)`;
       });
-      const last = inserts.pop()!;
-      const ctes = inserts.map((insert, index) => sql`${sql.raw(`part${index}`)} as (${insert})`);
+      const last = statements.pop()!;
+      const ctes = statements.map((statement, index) => sql`${sql.raw(`part${index}`)} as (${statement})`);
       return { compile: () => (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${last}` : last).compile(db) };
     },
     { named: true },
@@ -74,9 +74,9 @@ export async function insertRows<T extends keyof Database & string>(
 }
 
 /**
- * Inserts every table's rows, each table's in the order given: on PostgreSQL in one statement (one round trip, and each table's statement
- * triggers run once), where a statement per table or per row cost a round trip each; on SQLite, where a statement
- * costs no round trip, one per row.
+ * Inserts every table's rows, each table's in the order given: on PostgreSQL in one statement (one round trip, and
+ * each table's statement triggers run once), where a statement per table or per row cost a round trip each; on
+ * SQLite, where a statement costs no round trip, one per row.
  */
 export async function insertTables(db: Kysely<Database>, writes: readonly TableRows[]): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
