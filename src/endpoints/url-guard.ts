@@ -22,6 +22,10 @@ const BLOCKED_IPV6: Array<[string, number]> = [
   ['fe80::', 10],
   ['fec0::', 10],
   ['ff00::', 8],
+  // Local-use NAT64 (RFC 8215): its IPv4 address may sit anywhere from /48 to /96, and only a local translator uses it.
+  ['64:ff9b:1::', 48],
+  // Teredo: the IPv4 address inside is obfuscated, so there is nothing to check.
+  ['2001::', 32],
 ];
 
 const blocked = new BlockList();
@@ -33,15 +37,14 @@ const BLOCKED_NAMES = /^(localhost|.*\.localhost|metadata|metadata\.google\.inte
 
 /**
  * IPv6 ranges that carry an IPv4 address, which is where a connection really goes: IPv4-compatible (::/96), mapped
- * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48, read as its /96
- * form) and 6to4 (2002::/16). Each is the prefix's leading bytes and where the IPv4 address starts.
+ * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96), NAT64's well-known prefix (64:ff9b::/96) and 6to4 (2002::/16). Each is
+ * the prefix's leading bytes and where the IPv4 address starts.
  */
 const IPV4_CARRIERS: Array<{ prefix: number[]; offset: number }> = [
   { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], offset: 12 },
   { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], offset: 12 },
   { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], offset: 12 },
   { prefix: [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], offset: 12 },
-  { prefix: [0, 0x64, 0xff, 0x9b, 0, 1], offset: 12 },
   { prefix: [0x20, 0x02], offset: 2 },
 ];
 

@@ -68,7 +68,12 @@ describe('isPrivateAddress', () => {
     ['64:ff9b::808:808', false],
     ['64:ff9b:1::a9fe:a9fe', true],
     ['64:ff9b:1:2::c0a8:1', true],
-    ['64:ff9b:1::808:808', false],
+    // Local-use NAT64 may carry its IPv4 address at /48 (127.0.0.1 here) as well as at /96: all of it is refused.
+    ['64:ff9b:1::808:808', true],
+    ['64:ff9b:1:7f00:0:100:808:808', true],
+    ['64:ff9b:2::808:808', false],
+    // Teredo's IPv4 addresses are obfuscated.
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
     ['2606:4700:4700::1111', false],
     ['not-an-ip', true],
   ];
@@ -85,6 +90,7 @@ const embeddedIpv4Urls: Array<[string, string]> = [
   ['http://[2002:7f00:1::]/', '2002:7f00:1::'],
   ['http://[::ffff:0:7f00:1]/', '::ffff:0:7f00:1'],
   ['http://[64:ff9b:1::a9fe:a9fe]/', '64:ff9b:1::a9fe:a9fe'],
+  ['http://[64:ff9b:1:a9fe:a9:fe00:808:808]/', '64:ff9b:1:a9fe:a9:fe00:808:808'],
 ];
 
 /** A name other than `localhost` that this machine's /etc/hosts maps to a loopback or private address, if any. */
