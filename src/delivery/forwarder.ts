@@ -155,8 +155,16 @@ export function createForwarder(options: ForwarderOptions) {
       error,
       temporary,
     });
+    let hosts: string[];
+    try {
+      hosts = await mxHosts(recipient);
+    } catch (error) {
+      // A domain DNS refuses as a name can never be sent to; a lookup that failed may work later.
+      const badName = (error as NodeJS.ErrnoException).code === 'EBADNAME';
+      return failed(`MX lookup for ${domainOf(recipient)} failed: ${(error as Error).message}`, !badName);
+    }
     let last = failed('No mail server found', true);
-    for (const host of await mxHosts(recipient)) {
+    for (const host of hosts) {
       let addresses: string[];
       try {
         addresses = await hostAddresses(host);

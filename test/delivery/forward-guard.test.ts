@@ -198,3 +198,25 @@ test('SMTP_RELAY_URL on loopback still carries forwards with the guard on: the o
     [['ops@mx-localhost.test']],
   );
 });
+
+describe('direct MX delivery to a domain that is not a DNS name', () => {
+  const target = 'ops@127.0.0.1:25.test';
+  const reason = 'MX lookup for 127.0.0.1:25.test failed: queryMx EBADNAME 127.0.0.1:25.test';
+
+  test('a forward fails at once, without retries', async () => {
+    const emailId = await forwardOnce(guarded, 'email', { forwardTo: target });
+    const delivery = await waitForDelivery(guarded.api, emailId);
+    assert.equal(delivery.status, 'failed');
+    assert.equal(delivery.attempts, 1);
+    assert.deepEqual(delivery.attemptLog[0]!.recipients, [{ address: target, status: 'failed', error: reason }]);
+  });
+
+  test('POST /endpoints/{id}/test answers the failure', async () => {
+    const endpoint = await createForwardEndpoint(guarded.api, 'Bad name', 'email', { forwardTo: target });
+    const result = await guarded.api.post(`/api/v2/endpoints/${endpoint.id}/test`);
+    assert.equal(result.status, 200, JSON.stringify(result.body));
+    assert.equal(result.body.success, false);
+    assert.equal(result.body.error, `${target}: ${reason}`);
+    assert.equal(result.body.message, `Email test failed: ${target}: ${reason}`);
+  });
+});
