@@ -203,6 +203,17 @@ export class AccountsService {
     return { id: row.id, name: row.name, domainLimit: row.domain_limit, keyId: row.key_id };
   }
 
+  /** Whether a key is still in force: not revoked, by this process or another. */
+  async isKeyActive(keyId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Sets the account's domain limit; null means unlimited. */
   async setDomainLimit(accountName: string, limit: number | null): Promise<Account> {
     if (limit !== null && (!Number.isInteger(limit) || limit < 0)) {

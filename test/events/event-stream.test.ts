@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createWebhookEndpoint, routeAddress } from '../delivery/setup.ts';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
@@ -180,6 +181,30 @@ describe('GET /api/v2/events', () => {
       assert.equal(other.events.length, 1);
     } finally {
       await other.close();
+    }
+  });
+
+  test('a stream whose key is revoked ends before sending anything committed after the revocation', async () => {
+    const created = await api.post('/api/v2/keys');
+    assert.equal(created.status, 201);
+    const revoked = await openEventStream(server.baseUrl, created.body.key);
+    const kept = await openEventStream(server.baseUrl, server.apiKey);
+    try {
+      const before = await deliver('Before the revocation');
+      await eventsUntil(revoked, (event) => event.event === 'email.received' && event.data.emailId === before);
+      assert.equal((await api.delete(`/api/v2/keys/${created.body.id}`)).status, 200);
+      const after = await deliver('After the revocation');
+      // Its delivery too: the next test counts the events that come after this one's.
+      await eventsUntil(kept, (event) => event.event === 'delivery.succeeded' && event.data.emailId === after);
+      const ended = await Promise.race([revoked.ended().then(() => true), delay(5000, false)]);
+      assert.equal(ended, true, 'the revoked key’s stream is still open');
+      assert.equal(
+        revoked.events.some((event) => event.data.emailId === after),
+        false,
+      );
+    } finally {
+      await revoked.close();
+      await kept.close();
     }
   });
 

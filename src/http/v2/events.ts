@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
+import type { AccountsService } from '../../accounts/index.ts';
 import type { EventHub, StreamedEvent } from '../../events/index.ts';
 import { errorResponses } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
@@ -17,9 +18,17 @@ function frames(events: readonly StreamedEvent[]): string {
 
 /**
  * `GET /events`: the account's events as Server-Sent Events, live, resumable with Last-Event-ID. The response is
- * written by hand (hijacked) for as long as the client stays; the server's close ends every open stream first.
+ * written by hand (hijacked) for as long as the client stays and its key is not revoked; the server's close ends
+ * every open stream first.
  */
-export function streamEvents(app: Api, { tags, events }: { tags: Tags; events: Pick<EventHub, 'subscribe'> }) {
+export function streamEvents(
+  app: Api,
+  {
+    tags,
+    events,
+    accounts,
+  }: { tags: Tags; events: Pick<EventHub, 'subscribe'>; accounts: Pick<AccountsService, 'isKeyActive'> },
+) {
   const open = new Set<ServerResponse>();
   app.addHook('preClose', async () => {
     for (const response of open) response.end();
@@ -47,10 +56,21 @@ export function streamEvents(app: Api, { tags, events }: { tags: Tags; events: P
     },
     async (request, reply) => {
       const response = reply.raw;
-      const subscription = await events.subscribe(request.account.id, request.headers['last-event-id'], (batch) => {
-        response.write(frames(batch));
-        if (response.writableLength > MAX_BUFFERED_BYTES) response.end();
-      });
+      // Each write waits for the key to be found still in force, in order, so a revoked key's stream ends before
+      // anything committed after its revocation is sent; a stream with nothing to send finds out at its heartbeat.
+      let writes = Promise.resolve();
+      const writeWhileKeyActive = (text: string) => {
+        writes = writes.then(async () => {
+          if (response.writableEnded) return;
+          const active = await accounts.isKeyActive(request.apiKeyId).catch(() => false);
+          if (!active) return void response.end();
+          response.write(text);
+          if (response.writableLength > MAX_BUFFERED_BYTES) response.end();
+        });
+      };
+      const subscription = await events.subscribe(request.account.id, request.headers['last-event-id'], (batch) =>
+        writeWhileKeyActive(frames(batch)),
+      );
       reply.hijack();
       response.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -60,7 +80,7 @@ export function streamEvents(app: Api, { tags, events }: { tags: Tags; events: P
       });
       response.write(`retry: ${RECONNECT_MS}\n\n`);
       open.add(response);
-      const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), HEARTBEAT_MS);
+      const heartbeat = setInterval(() => writeWhileKeyActive(': heartbeat\n\n'), HEARTBEAT_MS);
       const end = () => {
         clearInterval(heartbeat);
         subscription.close();

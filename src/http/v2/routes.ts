@@ -67,5 +67,5 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   setAlertSettings(api, { tags: ['v2 alerts'], alerts }); // PUT /alerts/settings
   readAlert(api, { tags: ['v2 alerts'], alerts }); // GET /alerts/:id
   acknowledgeAlert(api, { tags: ['v2 alerts'], alerts }); // POST /alerts/:id/acknowledge
-  streamEvents(api, { tags: ['v2 events'], events: services.events }); // GET /events
+  streamEvents(api, { tags: ['v2 events'], events: services.events, accounts }); // GET /events
 };
