@@ -14,7 +14,12 @@ export type RejectReason = 'unknown_domain' | 'unknown_address' | 'inactive_addr
  * attempt, 550 5.7.1; the rest are 550 5.1.1); ingest stores the email under `accountId` and queues `target`.
  */
 export type RouteDecision =
-  | { accepted: false; reason: RejectReason }
+  | {
+      accepted: false;
+      reason: RejectReason;
+      /** The account whose registered domain refuses the recipient; absent when no account has the domain. */
+      accountId?: string;
+    }
   | {
       accepted: true;
       /** The recipient as matched: trimmed, without angle brackets, lower-cased. */

@@ -2,7 +2,7 @@ import { type AddressParts, normalizeAddress } from '../addresses/index.ts';
 import type { Logger } from '../core/index.ts';
 import { type Db, fromFlag, listenForNotifications, preparedQuery } from '../db/index.ts';
 import { DecisionCache } from './decision-cache.ts';
-import type { RecipientRouter, RouteDecision, RouteTarget } from './route-decision.ts';
+import type { RecipientRouter, RejectReason, RouteDecision, RouteTarget } from './route-decision.ts';
 import type { RoutingWritesPlugin } from './routing-writes.ts';
 
 /** The local part that receives the DMARC reports our suggested DMARC record asks for. */
@@ -168,7 +168,12 @@ export class RoutingService implements RecipientRouter {
     const rows = found.filter((row) => row.domain === parsed.domain);
     const domain = rows[0];
     if (!domain) return decideForSubdomain(parsed.address, found);
-    if (domain.status !== 'verified') return { accepted: false, reason: 'unverified_domain' };
+    const refused = (reason: RejectReason): RouteDecision => ({
+      accepted: false,
+      reason,
+      accountId: domain.account_id,
+    });
+    if (domain.status !== 'verified') return refused('unverified_domain');
 
     const accepted = {
       accepted: true as const,
@@ -185,7 +190,7 @@ export class RoutingService implements RecipientRouter {
     const base = rows.find((row) => row.address !== null && row.address !== parsed.address);
     const matched = exact ?? base;
     if (matched?.address_id) {
-      if (!fromFlag(matched.address_active!)) return { accepted: false, reason: 'inactive_address' };
+      if (!fromFlag(matched.address_active!)) return refused('inactive_address');
       return {
         ...accepted,
         addressId: matched.address_id,
@@ -202,7 +207,7 @@ export class RoutingService implements RecipientRouter {
         target: endpointTarget(domain.catch_all_endpoint_id, domain.catch_all_type, domain.catch_all_active),
       };
     }
-    return { accepted: false, reason: 'unknown_address' };
+    return refused('unknown_address');
   }
 }
 

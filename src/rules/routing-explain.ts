@@ -46,9 +46,9 @@ export interface ExplainDependencies {
 /**
  * A dry run of what SMTP and ingest would do with one recipient: the routing decision, then the account's rules
  * with the given sender, subject and headers. Nothing is sent or stored. The verdicts and attachments of a message
- * that was never received are not known, so verdict and hasAttachment conditions do not hold here. A recipient that
- * another account receives is not found: its routing and rules are that account's (what SMTP answers for a refused
- * recipient is public, and is told).
+ * that was never received are not known, so verdict and hasAttachment conditions do not hold here. A recipient on
+ * another account's domain is not found, accepted or not: its routing and rules are that account's, and so is
+ * whether an address is inactive or missing, which SMTP does not tell apart.
  */
 export async function explainRouting(
   deps: ExplainDependencies,
@@ -58,6 +58,7 @@ export async function explainRouting(
   if (typeof input.recipient !== 'string' || input.recipient.trim() === '') throw new Invalid('recipient is required');
   const decision = await deps.router.resolve(input.recipient);
   const recipient = decision.accepted ? decision.recipient : input.recipient.trim().toLowerCase();
+  if (decision.accountId !== undefined && decision.accountId !== accountId) throw new NotFound('Domain not found');
   if (!decision.accepted) {
     return {
       recipient,
@@ -73,7 +74,6 @@ export async function explainRouting(
       target: null,
     };
   }
-  if (decision.accountId !== accountId) throw new NotFound('Domain not found');
   const sender = input.from?.trim().toLowerCase() || null;
   const outcome = await deps.evaluator.evaluate(decision.accountId, {
     mailFrom: sender,

@@ -75,6 +75,7 @@ describe('catch-all configuration', () => {
       assert.deepEqual(await server.app.router.resolve(`anyone-${family}@catch.test`), {
         accepted: false,
         reason: 'unknown_address',
+        accountId: (await server.app.accounts.authenticate(server.apiKey))!.id,
       });
     });
 

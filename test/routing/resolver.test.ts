@@ -110,6 +110,10 @@ const none = () => ({ kind: 'none' as const });
 const reject =
   (reason: Extract<RouteDecision, { accepted: false }>['reason']): Expected =>
   () => ({ accepted: false, reason });
+/** Refused on a domain the account registered: the decision names the account. */
+const refuse =
+  (reason: Extract<RouteDecision, { accepted: false }>['reason']): Expected =>
+  (_ids, accountId) => ({ accepted: false, reason, accountId });
 
 const table: Array<[string, string, Expected]> = [
   [
@@ -156,10 +160,10 @@ const table: Array<[string, string, Expected]> = [
     'tagged+news@route.test',
     accept('tagged+news@route.test', 'domain', 'tagged+news@route.test', 'address', toForward),
   ],
-  ['an unknown address on a domain without catch-all rejects', 'nobody@route.test', reject('unknown_address')],
-  ['+tag of an unknown address rejects', 'nobody+x@route.test', reject('unknown_address')],
-  ['an inactive address rejects', 'off@route.test', reject('inactive_address')],
-  ['an inactive address rejects through its +tag too', 'off+x@route.test', reject('inactive_address')],
+  ['an unknown address on a domain without catch-all rejects', 'nobody@route.test', refuse('unknown_address')],
+  ['+tag of an unknown address rejects', 'nobody+x@route.test', refuse('unknown_address')],
+  ['an inactive address rejects', 'off@route.test', refuse('inactive_address')],
+  ['an inactive address rejects through its +tag too', 'off+x@route.test', refuse('inactive_address')],
   [
     'catch-all takes unknown addresses',
     'anyone@catchall.test',
@@ -178,7 +182,7 @@ const table: Array<[string, string, Expected]> = [
   [
     'an unverified domain rejects even a configured address',
     'early@unverified-route.test',
-    reject('unverified_domain'),
+    refuse('unverified_domain'),
   ],
   [
     'a registered subdomain routes its own addresses',
@@ -218,6 +222,7 @@ describe('RoutingService.resolve', () => {
     assert.deepEqual(await server.app.router.resolve('info@route.test'), {
       accepted: false,
       reason: 'inactive_address',
+      accountId: (await server.app.accounts.authenticate(server.apiKey))!.id,
     });
     await api.put(`/api/v2/email-addresses/${ids['info@route.test']}`, { isActive: true });
     const decision = await server.app.router.resolve('info@route.test');

@@ -14,6 +14,7 @@ let first: TestApp;
 let second: TestApp;
 let api: ApiClient;
 let domainId: string;
+let accountId: string;
 let schema: string;
 
 before(async () => {
@@ -26,6 +27,7 @@ before(async () => {
   second = await startTestApp({ DNS_SERVERS: dns.address, DATABASE_SCHEMA: schema });
   api = apiClient(first.baseUrl, first.apiKey);
   domainId = (await createVerifiedDomain(api, dns, 'cluster.test')).id;
+  accountId = (await first.app.accounts.authenticate(first.apiKey))!.id;
 });
 after(async () => {
   if (skip) return;
@@ -83,6 +85,7 @@ describe('routing decisions on several instances of one PostgreSQL schema', () =
     assert.deepEqual(await refusedBySecond('leaving@cluster.test'), {
       accepted: false,
       reason: 'inactive_address',
+      accountId,
     });
   });
 
@@ -98,6 +101,7 @@ describe('routing decisions on several instances of one PostgreSQL schema', () =
         assert.deepEqual(await first.app.router.resolve('own@cluster.test'), {
           accepted: false,
           reason: 'inactive_address',
+          accountId,
         });
       } finally {
         await client.query(`ALTER TABLE "${schema}".email_addresses ENABLE TRIGGER email_addresses_routing_announce`);
@@ -128,6 +132,7 @@ describe('routing decisions on several instances of one PostgreSQL schema', () =
     assert.deepEqual(await second.app.router.resolve('cut-off@cluster.test'), {
       accepted: false,
       reason: 'inactive_address',
+      accountId,
     });
   });
 });

@@ -26,6 +26,7 @@ test('SUBADDRESSING=false: user+tag@ no longer falls back to user@, while user@ 
   assert.deepEqual(await server.app.router.resolve('sales+q3@no-tags.test'), {
     accepted: false,
     reason: 'unknown_address',
+    accountId: (await server.app.accounts.authenticate(server.apiKey))!.id,
   });
   const exact = await server.app.router.resolve('sales@no-tags.test');
   assert.equal(exact.accepted && exact.addressId, addressId);

@@ -383,13 +383,20 @@ describe('POST /api/v2/routing/explain', () => {
     assert.equal(smtp.response, '550 5.1.1 <nobody@guard.test>: Recipient address rejected: User unknown');
   });
 
-  test('a recipient another account receives is 404; a missing recipient is 400', async () => {
-    await routeAddress(stranger, 'their@theirs.test', (await stranger.get('/api/v2/domains')).body.data[0].id, {
-      endpointId: strangersHook.id,
-    });
-    const foreign = await api.post('/api/v2/routing/explain', { recipient: 'their@theirs.test' });
-    assert.equal(foreign.status, 404);
-    assert.deepEqual(foreign.body, { error: 'Domain not found' });
+  test('a recipient on another account’s domain is 404, accepted or not; a missing recipient is 400', async () => {
+    const theirs = (await stranger.get('/api/v2/domains')).body.data[0].id;
+    await routeAddress(stranger, 'their@theirs.test', theirs, { endpointId: strangersHook.id });
+    const quiet = await routeAddress(stranger, 'quiet@theirs.test', theirs, { endpointId: strangersHook.id });
+    assert.equal((await stranger.put(`/api/v2/email-addresses/${quiet.id}`, { isActive: false })).status, 200);
+    assert.equal((await stranger.post('/api/v2/domains', { domain: 'pending-theirs.test' })).status, 201);
+    // Accepted, inactive, unknown and on a domain not verified yet: SMTP does not tell the middle two apart.
+    for (const recipient of ['their@theirs.test', 'quiet@theirs.test', 'nobody@theirs.test', 'x@pending-theirs.test']) {
+      const foreign = await api.post('/api/v2/routing/explain', { recipient });
+      assert.equal(foreign.status, 404, recipient);
+      assert.deepEqual(foreign.body, { error: 'Domain not found' });
+    }
+    const own = await stranger.post('/api/v2/routing/explain', { recipient: 'quiet@theirs.test' });
+    assert.equal(own.body.rejection.reason, 'inactive_address');
     const missing = await api.post('/api/v2/routing/explain', {});
     assert.equal(missing.status, 400);
     assert.deepEqual(missing.body, { error: 'recipient is required' });
