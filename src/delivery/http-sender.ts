@@ -81,11 +81,18 @@ export function createHttpSender(guard: AddressGuard) {
         clearTimeout(timer);
         resolve({ ...outcome, durationMs: elapsed() });
       };
-      const req = (url.protocol === 'https:' ? https : http).request(url, {
-        method: 'POST',
-        agent,
-        headers: { ...request.headers, 'Content-Length': String(Buffer.byteLength(request.body)) },
-      });
+      let req: http.ClientRequest;
+      try {
+        req = (url.protocol === 'https:' ? https : http).request(url, {
+          method: 'POST',
+          agent,
+          headers: { ...request.headers, 'Content-Length': String(Buffer.byteLength(request.body)) },
+        });
+      } catch (error) {
+        // Headers HTTP cannot carry: every retry would fail the same way.
+        resolve({ headers: {}, body: '', durationMs: 0, error: (error as Error).message, blocked: true });
+        return;
+      }
       const timer = setTimeout(() => {
         req.destroy();
         finish({ headers: {}, body: '', error: `Request timeout after ${request.timeoutMs / 1000}s` });

@@ -17,8 +17,27 @@ export interface WebhookRequestInput {
   url?: string;
 }
 
-/** Header names Mailroom computes per request; custom headers cannot replace them, or signatures would not verify. */
-const SIGNING_HEADERS = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type']);
+/**
+ * Header names Mailroom computes per request; custom headers cannot replace them, or signatures would not verify and
+ * the body would not be framed as sent.
+ */
+const COMPUTED_HEADERS = new Set([
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'host',
+  'connection',
+]);
+
+/** A header value HTTP can carry: characters outside printable ASCII (a UTF-8 Message-ID's) percent-encoded. */
+function headerText(value: string): string {
+  return value.replace(/[^\x20-\x7e]/gu, (char) =>
+    [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
+}
 
 /**
  * The complete `email.received` request for one target: the spec's body and headers, the endpoint's custom headers
@@ -39,7 +58,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
     'x-endpoint-id': target.id,
     'x-webhook-timestamp': timestamp.toISOString(),
     'x-email-id': email.id,
-    'x-message-id': email.messageId ?? '',
+    'x-message-id': headerText(email.messageId ?? ''),
     'x-webhook-verification-token': target.verificationToken,
   };
   if (target.legacy) {
@@ -48,7 +67,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
   }
   for (const [name, value] of Object.entries(target.headers)) {
     const key = name.toLowerCase();
-    if (!SIGNING_HEADERS.has(key)) headers[key] = value;
+    if (!COMPUTED_HEADERS.has(key)) headers[key] = value;
   }
   const seconds = Math.floor(timestamp.getTime() / 1000);
   headers['content-type'] = 'application/json';

@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { Invalid, withinAddressLength } from '../core/index.ts';
 
 export const ENDPOINT_TYPES = ['webhook', 'email', 'email_group'] as const;
@@ -82,6 +83,22 @@ function timeoutSeconds(value: unknown): number {
   throw invalid('Timeout must be a number between 1 and 300 seconds');
 }
 
+/** Custom headers HTTP can carry: a name that is a token, a value without line breaks or other control characters. */
+function assertSendableHeaders(headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    try {
+      validateHeaderName(name);
+    } catch {
+      throw invalid(`Invalid header name: ${JSON.stringify(name)}`);
+    }
+    try {
+      validateHeaderValue(name, value);
+    } catch {
+      throw invalid(`Invalid value for header ${name}: line breaks and control characters are not allowed`);
+    }
+  }
+}
+
 /** The webhook fields shared by webhook endpoints and legacy webhooks, with defaults applied. */
 export function webhookSettings(config: Record<string, unknown>): WebhookSettings {
   const url = config.url;
@@ -96,6 +113,7 @@ export function webhookSettings(config: Record<string, unknown>): WebhookSetting
   if (headers !== undefined && (!isObject(headers) || !Object.values(headers).every((v) => typeof v === 'string'))) {
     throw invalid('Headers must be an object with string values');
   }
+  if (headers !== undefined) assertSendableHeaders(headers as Record<string, string>);
   const secret = optionalString(config, 'secret');
   return {
     url,

@@ -110,6 +110,28 @@ describe('Standard Webhooks signing', () => {
     assert.equal(built.headers['webhook-id'], 'dlv_1');
     assert.ok(new Webhook(secret).verify(built.body, built.headers));
   });
+
+  test('custom headers cannot replace how the body is framed or where it goes', () => {
+    const built = request({
+      headers: { 'Content-Length': '1', 'Transfer-Encoding': 'chunked', Host: 'elsewhere.test', Connection: 'close' },
+    });
+    for (const name of ['content-length', 'transfer-encoding', 'host', 'connection']) {
+      assert.equal(built.headers[name], undefined, name);
+    }
+  });
+
+  test('a UTF-8 Message-ID is percent-encoded in X-Message-Id, which HTTP headers cannot carry as it is', () => {
+    const built = buildWebhookRequest({
+      target: target(),
+      email: { ...email, messageId: '<邮件@例子.cn>' },
+      webhookId: 'dlv_1',
+      timestamp,
+      attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
+      userAgent: 'Mailroom-Webhook/0.1.0',
+    });
+    assert.equal(built.headers['x-message-id'], '<%E9%82%AE%E4%BB%B6@%E4%BE%8B%E5%AD%90.cn>');
+    assert.equal(JSON.parse(built.body).email.messageId, '<邮件@例子.cn>');
+  });
 });
 
 describe('email.received body', () => {
@@ -238,6 +260,18 @@ describe('HTTP sending', () => {
     receiver.answer({ status: 500, body: 'e'.repeat(5000) });
     const outcome = await open.post(post(receiver.url));
     assert.equal(outcome.body, 'e'.repeat(2000));
+  });
+
+  test('a header HTTP cannot carry fails the attempt for good instead of throwing', async () => {
+    const outcome = await open.post({ ...post(receiver.url), headers: { 'x-a': 'v\r\nx-injected: 1' } });
+    assert.deepEqual(outcome, {
+      headers: {},
+      body: '',
+      durationMs: 0,
+      error: 'Invalid character in header content ["x-a"]',
+      blocked: true,
+    });
+    assert.equal(receiver.requests.length, 0);
   });
 
   test('a receiver that never answers times out with the reference message', async () => {

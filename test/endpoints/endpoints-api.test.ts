@@ -193,6 +193,13 @@ describe('POST /endpoints', () => {
         webhook({ headers: { 'X-N': 1 } }),
         'Headers must be an object with string values',
       ],
+      ['a header name with a space', webhook({ headers: { 'X A': 'v' } }), 'Invalid header name: "X A"'],
+      ['an empty header name', webhook({ headers: { '': 'v' } }), 'Invalid header name: ""'],
+      [
+        'a header value with a line break',
+        webhook({ headers: { 'X-A': 'v\r\nX-Injected: 1' } }),
+        'Invalid value for header X-A: line breaks and control characters are not allowed',
+      ],
       ['secret as a number', webhook({ secret: 42 }), 'secret must be a string'],
       ['config as a string', { type: 'webhook', config: 'https://x.example.com' }, 'Configuration must be an object'],
       [

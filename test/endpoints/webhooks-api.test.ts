@@ -88,6 +88,11 @@ describe('POST /api/v2/webhooks', () => {
     ['timeout 301', { timeout: 301 }, 'Timeout must be a number between 1 and 300 seconds'],
     ['retryAttempts 11', { retryAttempts: 11 }, 'Retry attempts must be a number between 0 and 10'],
     ['headers as a string', { headers: 'X: y' }, 'Headers must be an object with string values'],
+    [
+      'a header value with a line break',
+      { headers: { 'X-A': 'v\nX-B: 1' } },
+      'Invalid value for header X-A: line breaks and control characters are not allowed',
+    ],
   ];
   for (const [title, fields, details] of invalid) {
     test(`400 Invalid configuration for ${title}`, async () => {
