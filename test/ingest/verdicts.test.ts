@@ -158,6 +158,13 @@ describe('unsigned mail from one sender shares its verdicts only while they depe
     assert.equal(await verdictsOf(signedCopy, 'carol@signer.test'), 'PASS PASS PASS NONE');
   });
 
+  test('a header of more than 5,000 lines is not checked: PERMERROR, and the message is stored', async () => {
+    const folded = (lines: number) => unsigned('erin@signer.test', `X-Folded: start\r\n${' more\r\n'.repeat(lines)}`);
+    // With X-Folded's first line, From, To, Subject and Message-ID: 5,000 lines, then 5,001.
+    assert.equal(await verdictsOf(folded(4_995), 'erin@signer.test'), 'PASS NONE PASS NONE');
+    assert.equal(await verdictsOf(folded(4_996), 'erin@signer.test'), 'PERMERROR PERMERROR PERMERROR PERMERROR');
+  });
+
   test('a temporary DNS failure is not reused: the next message from the sender is judged again', async () => {
     dns.fail('flaky.test');
     assert.equal(await verdictsOf(unsigned('dan@flaky.test'), 'dan@flaky.test'), 'TEMPERROR NONE NONE NONE');
