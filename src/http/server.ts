@@ -16,6 +16,7 @@ import type { MailService, ThreadsService } from '../mail/index.ts';
 import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
 import type { ApiRateLimit } from './auth.ts';
+import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
 import { e2Routes } from './e2/routes.ts';
 import { answerClientError, handleError } from './errors.ts';
 import { refuseJsonSentAsForm } from './json-content-type.ts';
@@ -83,6 +84,7 @@ export async function buildHttpServer(
       connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.requestTimeoutMs),
     },
     clientErrorHandler: answerClientError,
+    schemaController: { compilersFactory: { buildValidator: bodiesUncoerced } },
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = limits.maxConnections;
@@ -97,6 +99,7 @@ export async function buildHttpServer(
   await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
   app.addHook('preValidation', rejectNulCharacters);
   app.addHook('preValidation', refuseJsonSentAsForm);
+  app.addHook('preValidation', noteFormBody);
 
   await app.register(swagger, {
     openapi: {

@@ -1,0 +1,48 @@
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
+
+type BuildCompiler = ReturnType<typeof AjvCompiler>;
+interface Validate {
+  (data: unknown): boolean;
+  errors?: unknown;
+}
+/** What a pool's compiler is really called with, whatever its typings say: the whole route definition. */
+type RouteCompiler = (route: FastifyRouteSchemaDef<unknown>) => Validate;
+
+const compilers = AjvCompiler();
+
+/** Bodies parsed from a urlencoded or multipart form, whose fields are all text. */
+const formBodies = new WeakSet<object>();
+
+/** A `preValidation` hook noting form bodies, which are coerced to their schemas' types (see bodiesUncoerced). */
+export async function noteFormBody(request: FastifyRequest) {
+  const type = request.headers['content-type']?.toLowerCase() ?? '';
+  const form = type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data');
+  if (form && typeof request.body === 'object' && request.body !== null) formBodies.add(request.body);
+}
+
+/**
+ * Fastify's validators, except that a JSON body keeps its types. Query strings, path parameters, headers and form
+ * fields are text, and are coerced to their schemas' types; JSON is not: Ajv's coercion would read `null` as `false`
+ * for `legalHold` or `isActive` and `true` as 1 for `retentionDays`, changes nobody asked for.
+ */
+export const bodiesUncoerced: BuildCompiler = (externalSchemas, options) => {
+  const coercing = compilers(externalSchemas, options) as unknown as RouteCompiler;
+  const exact = compilers(externalSchemas, {
+    ...options,
+    customOptions: { ...options?.customOptions, coerceTypes: false },
+  } as typeof options) as unknown as RouteCompiler;
+  const compile: RouteCompiler = (route) => {
+    if (route.httpPart !== 'body') return coercing(route);
+    const [fromForm, fromJson] = [coercing(route), exact(route)];
+    const validate: Validate = (data) => {
+      const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : fromJson;
+      const valid = chosen(data);
+      validate.errors = chosen.errors;
+      return valid;
+    };
+    return validate;
+  };
+  return compile as unknown as ReturnType<BuildCompiler>;
+};
