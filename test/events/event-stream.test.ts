@@ -80,6 +80,17 @@ describe('GET /api/v2/events', () => {
     );
   });
 
+  test('HEAD answers the headers at once, and opens no stream', async () => {
+    const response = await fetch(`${server.baseUrl}/api/v2/events`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.equal(await response.text(), '');
+  });
+
   test('400 for a Last-Event-ID that is not a position the server wrote', async () => {
     const stream = await openEventStream(server.baseUrl, server.apiKey, 'not-an-id');
     assert.equal(stream.response.status, 400);

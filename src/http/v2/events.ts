@@ -9,6 +9,7 @@ import type { Api, Tags } from '../shared/api.ts';
 const HEARTBEAT_MS = 15_000;
 /** How long a client that lost the stream waits before reconnecting (the SSE `retry:` field). */
 const RECONNECT_MS = 1000;
+const EVENT_STREAM = 'text/event-stream; charset=utf-8';
 /** A client this far behind is cut off rather than buffered for; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -55,6 +56,9 @@ export function streamEvents(
       },
     },
     async (request, reply) => {
+      // Fastify answers HEAD with this handler too: the headers alone, and no stream that would never be read.
+      if (request.method === 'HEAD')
+        return reply.header('content-type', EVENT_STREAM).header('cache-control', 'no-store').send('');
       const response = reply.raw;
       // Each write waits for the key to be found still in force, in order, so a revoked key's stream ends before
       // anything committed after its revocation is sent; a stream with nothing to send finds out at its heartbeat.
@@ -73,7 +77,7 @@ export function streamEvents(
       );
       reply.hijack();
       response.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
+        'content-type': EVENT_STREAM,
         'cache-control': 'no-store',
         // Tells nginx not to buffer the stream.
         'x-accel-buffering': 'no',
