@@ -23,10 +23,10 @@ export interface RawMessages {
   location(key: string): { bucketName: string; objectKey: string };
 }
 
-/** Streams attachment `index` (0-based, in the order of `attachments_json`) out of a raw message; null if absent. */
+/** Streams attachment `index` (0-based, in the order of `attachments_json`) out of a stored message; null if absent. */
 export type AttachmentExtractor = (raw: Readable, index: number) => Promise<{ stream: Readable } | null>;
 
-/** The SHA-256 (hex) of each attachment of a raw message, in the order of `attachments_json`. */
+/** The SHA-256 (hex) of each attachment of a stored message, in the order of `attachments_json`. */
 export type AttachmentHasher = (raw: Readable) => Promise<string[]>;
 
 /** An attachment as the listing shows it: its position and an id from the position and the content's hash. */

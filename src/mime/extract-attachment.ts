@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { type Attachment, type AttachmentStream, MailParser, type MessageText, simpleParser } from 'mailparser';
-import { PARSER_OPTIONS } from './message-parser.ts';
+import { attachmentType, PARSER_OPTIONS } from './message-parser.ts';
+import { withoutTraceHeader } from './trace-header.ts';
 
 export interface ExtractedAttachment {
   meta: {
@@ -15,13 +16,15 @@ export interface ExtractedAttachment {
 }
 
 /**
- * Finds attachment `index` (0-based) of a raw message, counting exactly as ingest counted when it wrote
- * `attachments_json`: MailParser's attachment parts in MIME (document) order, with the same parser options. That
- * includes inline images with a Content-ID and attached message/rfc822 parts (as one attachment each), and excludes
- * the text and HTML bodies. Resolves to null when the message has fewer attachments. Parts before the wanted one
- * are drained without being held; parsing stops once the wanted part has been read.
+ * Finds attachment `index` (0-based) of a stored message (our trace header, then the message as received), counting
+ * exactly as ingest counted when it wrote `attachments_json`: MailParser's attachment parts of the same bytes in MIME
+ * (document) order, with the same parser options. That includes inline images with a Content-ID and attached
+ * message/rfc822 parts (as one attachment each), and excludes the text and HTML bodies. Resolves to null when the
+ * message has fewer attachments, or MailParser gave up before reaching it. Parts before the wanted one are drained
+ * without being held; parsing stops once the wanted part has been read.
  */
-export function extractAttachment(raw: Readable, index: number): Promise<ExtractedAttachment | null> {
+export function extractAttachment(stored: Readable, index: number): Promise<ExtractedAttachment | null> {
+  const raw = withoutTraceHeader(stored);
   return new Promise((resolve, reject) => {
     const parser = new MailParser(PARSER_OPTIONS);
     let seen = 0;
@@ -48,7 +51,7 @@ export function extractAttachment(raw: Readable, index: number): Promise<Extract
       resolve({
         meta: {
           filename: data.filename ?? null,
-          contentType: data.contentType,
+          contentType: attachmentType(data),
           contentId: data.contentId ?? null,
           contentDisposition: data.contentDisposition ?? null,
         },
@@ -58,51 +61,73 @@ export function extractAttachment(raw: Readable, index: number): Promise<Extract
     parser.on('end', () => {
       if (!settled) resolve(null);
     });
-    const fail = (error: Error) => {
+    // Ingest stored what MailParser read before it gave up (parseSuccess false); the parts after that are not listed.
+    parser.on('error', () => {
+      if (settled) return;
+      settled = true;
+      stop();
+      resolve(null);
+    });
+    raw.on('error', (error) => {
       if (settled) return;
       settled = true;
       reject(error);
-    };
-    parser.on('error', fail);
-    raw.on('error', fail);
+    });
     raw.pipe(parser);
   });
 }
 
 /**
- * The SHA-256 (hex) of each attachment's decoded bytes, in the order extractAttachment counts them. Streams the
- * message once; no part is held.
+ * The SHA-256 (hex) of each attachment's decoded bytes of a stored message, in the order extractAttachment counts
+ * them. Streams the message once; no part is held.
  */
-export function hashAttachments(raw: Readable): Promise<string[]> {
+export function hashAttachments(stored: Readable): Promise<string[]> {
+  const raw = withoutTraceHeader(stored);
   return new Promise((resolve, reject) => {
     const parser = new MailParser(PARSER_OPTIONS);
-    const hashes: Promise<string>[] = [];
+    const hashes: Hash[] = [];
+    const digests: string[] = [];
+    let open = 0;
+    let parsed = false;
+    const finish = () => {
+      if (parsed && open === 0) resolve(digests);
+    };
     parser.on('data', (data: AttachmentStream | MessageText) => {
       if (data.type !== 'attachment') return;
       const content = data.content as Readable;
+      const position = hashes.length;
       const hash = createHash('sha256');
-      hashes.push(
-        new Promise((done, fail) => {
-          content.on('data', (chunk: Buffer) => hash.update(chunk));
-          content.on('end', () => {
-            data.release();
-            done(hash.digest('hex'));
-          });
-          content.on('error', fail);
-        }),
-      );
+      hashes.push(hash);
+      open++;
+      content.on('data', (chunk: Buffer) => hash.update(chunk));
+      content.on('end', () => {
+        data.release();
+        digests[position] = hash.digest('hex');
+        open--;
+        finish();
+      });
+      content.on('error', reject);
     });
-    parser.on('end', () => Promise.all(hashes).then(resolve, reject));
-    parser.on('error', reject);
+    parser.on('end', () => {
+      parsed = true;
+      finish();
+    });
+    // Ingest listed what MailParser read before it gave up (parseSuccess false): a part it left open is hashed as
+    // far as it got, as its size was counted.
+    parser.on('error', () => {
+      raw.unpipe(parser);
+      raw.destroy();
+      resolve(hashes.map((hash, position) => digests[position] ?? hash.digest('hex')));
+    });
     raw.on('error', reject);
     raw.pipe(parser);
   });
 }
 
 /**
- * Every attachment of a raw message with its decoded bytes, for a forward that carries them along. Unlike
+ * Every attachment of a stored message with its decoded bytes, for a forward that carries them along. Unlike
  * extractAttachment this holds them all, and keeps cid: links in the HTML as they are.
  */
-export async function attachmentsWithContent(raw: Buffer): Promise<Attachment[]> {
-  return (await simpleParser(raw, { keepCidLinks: true })).attachments;
+export async function attachmentsWithContent(stored: Buffer): Promise<Attachment[]> {
+  return (await simpleParser(withoutTraceHeader(stored), { keepCidLinks: true })).attachments;
 }

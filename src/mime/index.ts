@@ -11,3 +11,4 @@ export {
   parseMessage,
 } from './message-parser.ts';
 export { sanitizeEmailHtml } from './sanitize-email-html.ts';
+export { receivedHeader } from './trace-header.ts';

@@ -109,6 +109,11 @@ function single(value: unknown): string | null {
   return null;
 }
 
+/** An attachment's type; an empty Content-Type (which MailParser reports as false) reads as a missing one. */
+export function attachmentType(part: AttachmentStream): string {
+  return part.contentType || 'application/octet-stream';
+}
+
 function cap(text: string | undefined): string | null {
   if (text === undefined) return null;
   return text.length > MAX_BODY_CHARS ? text.slice(0, MAX_BODY_CHARS) : text;
@@ -159,7 +164,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
       }
       const meta: AttachmentInfo = {
         filename: data.filename ?? null,
-        contentType: data.contentType,
+        contentType: attachmentType(data),
         size: 0,
         contentId: data.contentId ?? null,
         contentDisposition: data.contentDisposition ?? null,

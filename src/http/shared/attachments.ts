@@ -19,10 +19,19 @@ export function contentDisposition(filename: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
+/** A media type as RFC 9110 spells it (`type/subtype`, both tokens); parameters are not stored with it. */
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 function sendAttachment(reply: FastifyReply, found: { attachment: AttachmentInfo; index: number; stream: unknown }) {
   const { attachment, index } = found;
+  // The sender chose the type: one that is not a media type (control bytes, raw UTF-8) is no valid header value and
+  // is served as plain bytes; nosniff keeps browsers to the type served.
   return reply
-    .header('content-type', attachment.contentType || 'application/octet-stream')
+    .header(
+      'content-type',
+      MEDIA_TYPE.test(attachment.contentType) ? attachment.contentType : 'application/octet-stream',
+    )
+    .header('x-content-type-options', 'nosniff')
     .header('content-length', attachment.size)
     .header('content-disposition', contentDisposition(attachment.filename || `attachment-${index + 1}`))
     .header('cache-control', 'private, max-age=3600')
