@@ -98,15 +98,13 @@ function decodedHeaders(lines: HeaderLines, decode: (value: string) => string): 
   return headers;
 }
 
+/**
+ * The `<id>`s of a Message-ID, In-Reply-To or References value, without comments and phrases around them (MailParser
+ * wraps a whole value that lacks them in `<` and `>`). A value with none is split on whitespace.
+ */
 function messageIds(value: unknown): string[] {
   const text = Array.isArray(value) ? value.join(' ') : typeof value === 'string' ? value : '';
   return text.match(/<[^<>\s]+>/g) ?? text.split(/\s+/).filter(Boolean);
-}
-
-function single(value: unknown): string | null {
-  if (typeof value === 'string') return value.trim() || null;
-  if (Array.isArray(value) && typeof value[0] === 'string') return value[0].trim() || null;
-  return null;
 }
 
 /** An attachment's type; an empty Content-Type (which MailParser reports as false) reads as a missing one. */
@@ -196,7 +194,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
 
   if (headerMap) {
     const get = (name: string) => headerMap!.get(name);
-    parsed.messageId = single(get('message-id'));
+    parsed.messageId = messageIds(get('message-id'))[0] ?? null;
     parsed.subject = typeof get('subject') === 'string' ? (get('subject') as string) : null;
     parsed.from = addressList(get('from') as AddressObject | undefined);
     parsed.to = addressList(get('to') as AddressObject | undefined);
@@ -205,7 +203,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
     parsed.replyTo = addressList(get('reply-to') as AddressObject | undefined);
     const date = get('date');
     parsed.date = date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
-    parsed.inReplyTo = single(get('in-reply-to'));
+    parsed.inReplyTo = messageIds(get('in-reply-to'))[0] ?? null;
     parsed.references = messageIds(get('references'));
     parsed.priority = typeof get('priority') === 'string' ? (get('priority') as string) : null;
   }
