@@ -72,12 +72,14 @@ export function buildEmailReceivedPayload(input: {
   timestamp: Date;
 }): BuiltPayload {
   const { email, endpoint, attachmentUrl } = input;
+  // The spec types every field a string, and the clients disagree on what stands for none (null or absent): an
+  // unnamed part or one without a Content-ID gets "", as the mail API shows it.
   const attachments = email.attachments.map((attachment, index) => ({
-    filename: attachment.filename,
+    filename: attachment.filename ?? '',
     contentType: attachment.contentType,
     size: attachment.size,
-    contentId: attachment.contentId,
-    contentDisposition: attachment.contentDisposition,
+    contentId: attachment.contentId ?? '',
+    contentDisposition: attachment.contentDisposition ?? 'attachment',
     downloadUrl: attachmentDownloadUrl(attachmentUrl, email.id, index),
   }));
   const { from, to, headers } = email;

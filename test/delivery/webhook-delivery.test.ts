@@ -154,7 +154,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
         filename: 'notes.txt',
         contentType: 'text/plain',
         size: 14,
-        contentId: null,
+        contentId: '',
         contentDisposition: 'attachment',
         downloadUrl: `https://mail.example.test/api/e2/attachments/${emailId}/parts/0`,
       },

@@ -160,6 +160,32 @@ describe('email.received body', () => {
     assert.equal(body.email.threadId, 'thr_1');
   });
 
+  test('an unnamed attachment without a Content-ID has "" for both: the spec types them strings', () => {
+    const built = buildWebhookRequest({
+      target: target(),
+      email: {
+        ...email,
+        attachments: [
+          { filename: null, contentType: 'application/pdf', size: 3, contentId: null, contentDisposition: null },
+        ],
+      },
+      webhookId: 'dlv_1',
+      timestamp,
+      attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
+      userAgent: 'Mailroom-Webhook/0.1.0',
+    });
+    assert.deepEqual(JSON.parse(built.body).email.parsedData.attachments, [
+      {
+        filename: '',
+        contentType: 'application/pdf',
+        size: 3,
+        contentId: '',
+        contentDisposition: 'attachment',
+        downloadUrl: 'https://mail.example.test/api/e2/attachments/email_01/parts/0',
+      },
+    ]);
+  });
+
   test('parsedData leaves out inReplyTo and priority when the email has none (both clients type them string or absent)', () => {
     const body = JSON.parse(request().body);
     assert.deepEqual(Object.keys(body.email.parsedData), [
