@@ -150,7 +150,7 @@ describe('the console end to end: setup, live inbox, message, deliveries, search
     await page.getByRole('link', { name: /Quarterly report/ }).click();
     await page.getByRole('heading', { name: 'Quarterly report' }).waitFor();
     const frame = page.locator('iframe.html-body');
-    assert.equal(await frame.getAttribute('sandbox'), '');
+    assert.equal(await frame.getAttribute('sandbox'), 'allow-popups allow-popups-to-escape-sandbox');
     assert.equal(await page.frameLocator('iframe.html-body').locator('p').first().innerText(), 'Hello from Ann');
     const security = (await api.get(`/api/v2/mail/${emailId}`)).body.security;
     const badges = await page.getByLabel('Verdicts').locator('.badge').allInnerTexts();

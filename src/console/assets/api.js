@@ -14,7 +14,7 @@ export function forgetKey() {
   sessionStorage.removeItem(KEY_NAME);
 }
 
-/** An API answer other than 2xx, carrying the API's own `error` text. */
+/** An API answer other than 2xx, carrying the API's own `error` text and its `details` when they are text. */
 export class ApiError extends Error {
   constructor(status, message, body) {
     super(message);
@@ -41,7 +41,11 @@ async function failure(response) {
   } catch {
     body = text;
   }
-  const message = body && typeof body === 'object' && body.error ? body.error : `HTTP ${response.status}`;
+  if (!body || typeof body !== 'object' || !body.error) {
+    return new ApiError(response.status, `HTTP ${response.status}`, body);
+  }
+  // Some refusals say why in `details` (e.g. "Invalid configuration" names the bad field there).
+  const message = typeof body.details === 'string' ? `${body.error}: ${body.details}` : body.error;
   return new ApiError(response.status, message, body);
 }
 

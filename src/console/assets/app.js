@@ -10,7 +10,7 @@ const main = document.getElementById('main');
 const topbar = document.getElementById('topbar');
 const liveState = document.getElementById('live-state');
 
-/** Hash routes: each view renders into `main` and may return `{ onEvent, poll, dispose }`. */
+/** Hash routes: each view renders into the container it is given and may return `{ onEvent, poll, dispose }`. */
 const ROUTES = [
   [/^#\/mail\/([^/?]+)/, showMessage],
   [/^#\/setup\/domains\/([^/?]+)/, showDomain],
@@ -22,6 +22,8 @@ const ROUTES = [
 
 let currentView = null;
 let stopLive = null;
+/** Counts navigations: a view that finishes loading after a later navigation began is dropped unseen. */
+let navigation = 0;
 
 const LIVE_LABELS = {
   connecting: 'Connecting…',
@@ -31,6 +33,7 @@ const LIVE_LABELS = {
 };
 
 function signIn(message) {
+  navigation++;
   stopLive?.();
   stopLive = null;
   currentView?.dispose?.();
@@ -109,12 +112,20 @@ async function route() {
     if (current) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
+  const current = ++navigation;
   replace(main, h('p', { class: 'loading' }, 'Loading…'));
+  // Each view renders into its own container, shown only if no navigation came after: the last navigation wins.
+  const container = h('div', {});
   try {
-    const view = await show(main, ...hash.match(pattern).slice(1).map(decodeURIComponent));
+    const view = await show(container, ...hash.match(pattern).slice(1).map(decodeURIComponent));
+    if (current !== navigation) {
+      view?.dispose?.();
+      return;
+    }
     currentView = view ?? null;
+    replace(main, container);
   } catch (error) {
-    if (error.status === 401) return;
+    if (current !== navigation || error.status === 401) return;
     replace(main, heading('Something went wrong'), h('p', { class: 'form-error', role: 'alert' }, error.message));
   }
   main.querySelector('.view-title')?.focus();

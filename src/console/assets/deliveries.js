@@ -1,10 +1,12 @@
 import { get, post, withQuery } from './api.js';
 import { act, badge, field, formatDate, h, hashParams, hashWith, heading, notify, replace } from './dom.js';
-import { actionButton, endpointSelect, inlineForm, refresher, table } from './widgets.js';
+import { actionButton, endpointSelect, inlineForm, pager, refresher, table } from './widgets.js';
 
 const PAGE_SIZE = 50;
 
+/** Retry for a delivery that has not succeeded: a delivered one has nothing left to retry. */
 function retryButton(delivery, onDone) {
+  if (delivery.status === 'success') return null;
   return actionButton('Retry', async () => {
     const answer = await post(`/api/v2/emails/${encodeURIComponent(delivery.emailId)}/retry-delivery`, {
       deliveryId: delivery.id,
@@ -126,7 +128,7 @@ function filterForm(filters, endpoints) {
   );
 }
 
-export async function showDeliveries(main) {
+export async function showDeliveries(container) {
   const params = hashParams();
   const filters = {
     endpointId: params.get('endpointId') ?? '',
@@ -146,13 +148,13 @@ export async function showDeliveries(main) {
       answer.data.length === 0
         ? h('p', {}, 'No deliveries match.')
         : deliveriesTable(answer.data, endpointNames, render),
-      h('p', { class: 'hint' }, `${answer.data.length} of ${answer.pagination.total} shown`),
+      pager('#/deliveries', { ...answer.pagination, count: answer.data.length }),
     );
     if (filters.endpointId) replace(health, await endpointHealth(filters.endpointId));
   };
   await render();
   replace(
-    main,
+    container,
     heading('Deliveries'),
     filterForm(filters, endpoints),
     health,
@@ -169,7 +171,15 @@ export async function showDeliveries(main) {
   };
 }
 
-export async function showDelivery(main, id) {
+/** What one attempt got back: its error and the endpoint's response body, each as plain text when present. */
+function attemptResponse(attempt) {
+  return [
+    attempt.error ? h('p', { class: 'reason' }, attempt.error) : null,
+    attempt.responseBody ? h('pre', { class: 'response-body' }, attempt.responseBody) : null,
+  ];
+}
+
+export async function showDelivery(container, id) {
   const delivery = await get(`/api/v2/deliveries/${encodeURIComponent(id)}`);
   const rows = (delivery.attemptLog ?? []).map((attempt) =>
     h(
@@ -180,11 +190,11 @@ export async function showDelivery(main, id) {
       h('td', {}, `${attempt.durationMs} ms`),
       h('td', {}, badge(null, attempt.success ? 'success' : 'failed')),
       h('td', {}, attempt.statusCode ? String(attempt.statusCode) : '—'),
-      h('td', {}, h('pre', { class: 'response-body' }, attempt.error ?? attempt.responseBody ?? '')),
+      h('td', {}, attemptResponse(attempt)),
     ),
   );
   replace(
-    main,
+    container,
     heading('Delivery'),
     h(
       'p',
@@ -194,7 +204,7 @@ export async function showDelivery(main, id) {
         { class: 'button', href: `#/deliveries?emailId=${encodeURIComponent(delivery.emailId)}` },
         'Back to deliveries',
       ),
-      retryButton(delivery, () => showDelivery(main, id)),
+      retryButton(delivery, () => showDelivery(container, id)),
     ),
     h(
       'dl',

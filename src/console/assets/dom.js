@@ -46,6 +46,8 @@ export function notify(message, { error = false } = {}) {
 
 /** Runs an action for a button, disabling it meanwhile and reporting the API's error text on failure. */
 export async function act(button, action) {
+  // Disabling a button drops its focus to the body: it gets the keyboard back once it is enabled again.
+  const focused = document.activeElement === button;
   button.disabled = true;
   try {
     return await action();
@@ -53,6 +55,7 @@ export async function act(button, action) {
     notify(error.message, { error: true });
   } finally {
     button.disabled = false;
+    if (focused && button.isConnected && document.activeElement === document.body) button.focus();
   }
 }
 

@@ -1,6 +1,6 @@
 import { get, withQuery } from './api.js';
 import { badge, field, formatDate, h, hashParams, hashWith, heading, replace } from './dom.js';
-import { refresher } from './widgets.js';
+import { pager, refresher } from './widgets.js';
 
 const PAGE_SIZE = 50;
 
@@ -45,7 +45,11 @@ function mailRow(email) {
     {},
     h(
       'a',
-      { class: `mail-row${email.isRead ? '' : ' unread'}`, href: `#/mail/${encodeURIComponent(email.id)}` },
+      {
+        class: `mail-row${email.isRead ? '' : ' unread'}`,
+        href: `#/mail/${encodeURIComponent(email.id)}`,
+        'data-email-id': email.id,
+      },
       h(
         'span',
         { class: 'mail-from' },
@@ -135,31 +139,6 @@ function filterForm(filters, domains) {
   );
 }
 
-function pager(filters, pagination) {
-  const first = pagination.total === 0 ? 0 : filters.offset + 1;
-  const last = filters.offset + pagination.count;
-  const go = (offset) => {
-    const params = hashParams();
-    params.set('offset', String(offset));
-    location.hash = `#/inbox?${params}`;
-  };
-  return h(
-    'nav',
-    { class: 'pager', 'aria-label': 'Pages' },
-    h(
-      'button',
-      { type: 'button', disabled: filters.offset === 0, onclick: () => go(Math.max(0, filters.offset - PAGE_SIZE)) },
-      'Previous',
-    ),
-    h('span', {}, `${first}–${last} of ${pagination.totalIsExact === false ? 'about ' : ''}${pagination.total}`),
-    h(
-      'button',
-      { type: 'button', disabled: !pagination.hasMore, onclick: () => go(filters.offset + PAGE_SIZE) },
-      'Next',
-    ),
-  );
-}
-
 /** A signature of what the list shows, so a refresh that changes nothing leaves the page (and focus) alone. */
 function listSignature(answer) {
   return JSON.stringify([
@@ -168,22 +147,49 @@ function listSignature(answer) {
   ]);
 }
 
-export async function showInbox(main) {
+/**
+ * The list's first answer. The API refuses a query it cannot run (a bad date in the search, a negative offset) with
+ * a 400: the view then keeps the filter form to correct it and shows the refusal beside it.
+ */
+async function firstAnswer(path) {
+  try {
+    return { answer: await get(path) };
+  } catch (error) {
+    if (error.status !== 400) throw error;
+    const domains = (await get('/api/v2/mail?limit=1')).filters.uniqueDomains;
+    return { refusal: error.message, domains };
+  }
+}
+
+export async function showInbox(container) {
   inboxHash = location.hash;
   const filters = readFilters();
   const path = listPath(filters);
-  let answer = await get(path);
+  const first = await firstAnswer(path);
+  if (first.refusal) {
+    replace(
+      container,
+      heading('Inbox'),
+      filterForm(filters, first.domains),
+      h('p', { class: 'form-error', role: 'alert' }, first.refusal),
+    );
+    return null;
+  }
+  let answer = first.answer;
   const list = h('ul', { class: 'mail-list', 'aria-label': 'Messages' });
   const footer = h('div', {});
   const render = () => {
+    // A refresh rebuilds the rows: the keyboard stays on the row it was on, found again by its email id.
+    const focusedId = list.contains(document.activeElement) ? document.activeElement.dataset.emailId : undefined;
     replace(
       list,
       answer.emails.length === 0 ? h('li', { class: 'empty' }, 'No mail matches.') : answer.emails.map(mailRow),
     );
-    replace(footer, pager(filters, { ...answer.pagination, count: answer.emails.length }));
+    replace(footer, pager('#/inbox', { ...answer.pagination, count: answer.emails.length }));
+    if (focusedId) list.querySelector(`[data-email-id="${CSS.escape(focusedId)}"]`)?.focus();
   };
   render();
-  replace(main, heading('Inbox'), filterForm(filters, answer.filters?.uniqueDomains ?? []), list, footer);
+  replace(container, heading('Inbox'), filterForm(filters, answer.filters?.uniqueDomains ?? []), list, footer);
 
   const refresh = refresher(async () => {
     const next = await get(path);

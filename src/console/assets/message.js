@@ -13,13 +13,34 @@ function hasRemoteContent(html) {
   );
 }
 
-function srcdoc(html, policy) {
-  return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${policy}"></head><body>${html}</body></html>`;
+/**
+ * Every link opens a new tab (the frame itself may not navigate), with `noopener noreferrer`: the page it opens gets
+ * no `window.opener` to steer the console's tab with, and no referrer. DOMParser's document runs and loads nothing.
+ */
+function linksOpenOutside(html) {
+  const parsed = new DOMParser().parseFromString(html, 'text/html');
+  for (const link of parsed.querySelectorAll('a[href], area[href]')) {
+    link.setAttribute('target', '_blank');
+    link.setAttribute('rel', 'noopener noreferrer');
+  }
+  return parsed.head.innerHTML + parsed.body.innerHTML;
 }
 
-/** The HTML body in an iframe with `sandbox=""`: no scripts, no forms, no navigation, an origin of its own. */
+function srcdoc(html, policy) {
+  return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${policy}"></head><body>${linksOpenOutside(html)}</body></html>`;
+}
+
+/**
+ * The HTML body in a sandboxed iframe: no scripts, no forms, no navigation of itself or the console, an origin of its
+ * own. It may open popups (its links), which leave the sandbox so the linked sites work as in any other tab.
+ */
 function htmlBody(html) {
-  const frame = h('iframe', { sandbox: '', title: 'HTML body', class: 'html-body', referrerpolicy: 'no-referrer' });
+  const frame = h('iframe', {
+    sandbox: 'allow-popups allow-popups-to-escape-sandbox',
+    title: 'HTML body',
+    class: 'html-body',
+    referrerpolicy: 'no-referrer',
+  });
   frame.srcdoc = srcdoc(html, BLOCKED_POLICY);
   if (!hasRemoteContent(html)) return h('section', { 'aria-label': 'HTML body' }, frame);
   const note = h('p', { class: 'remote-note' }, 'Remote content is blocked. ');
@@ -160,12 +181,12 @@ function toolbar(email, rerender) {
   );
 }
 
-export async function showMessage(main, id) {
+export async function showMessage(container, id) {
   const email = await get(`/api/v2/mail/${encodeURIComponent(id)}`);
   const render = () => {
     const content = email.content ?? {};
     replace(
-      main,
+      container,
       heading(email.subject || 'No Subject'),
       toolbar(email, render),
       h(

@@ -48,8 +48,12 @@ function endpointForm({ endpoint, onDone }) {
     targetField.querySelector('label').textContent = TARGETS[type.value].label;
   });
   const description = h('input', { type: 'text', name: 'description', value: endpoint?.description ?? '' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, endpoint ? 'Save endpoint' : 'Create endpoint');
-  return inlineForm(
+  const submit = h(
+    'button',
+    { type: 'submit', class: 'primary', 'data-focus': endpoint ? undefined : 'endpoint-create' },
+    endpoint ? 'Save endpoint' : 'Create endpoint',
+  );
+  const form = inlineForm(
     () =>
       act(submit, async () => {
         const body = {
@@ -68,21 +72,32 @@ function endpointForm({ endpoint, onDone }) {
     field('Description', description),
     submit,
   );
+  // Saving an edit closes its row: the keyboard goes back from any of its fields to the endpoint's Edit button.
+  if (endpoint) form.dataset.focus = `endpoint-edit:${endpoint.id}`;
+  return form;
 }
 
 function endpointRow(endpoint, refresh) {
   const row = h('tr', {});
-  const toggle = actionButton(endpoint.isActive ? 'Deactivate' : 'Activate', async () => {
-    await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, { isActive: !endpoint.isActive });
-    notify(`${endpoint.name} ${endpoint.isActive ? 'deactivated' : 'activated'}`);
-    refresh();
-  });
+  const toggle = actionButton(
+    endpoint.isActive ? 'Deactivate' : 'Activate',
+    async () => {
+      await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, { isActive: !endpoint.isActive });
+      notify(`${endpoint.name} ${endpoint.isActive ? 'deactivated' : 'activated'}`);
+      refresh();
+    },
+    { 'data-focus': `endpoint-toggle:${endpoint.id}` },
+  );
   const test = actionButton('Test', async () => {
     const result = await post(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}/test`);
     const detail = result.statusCode ? ` (HTTP ${result.statusCode}, ${result.responseTime} ms)` : '';
     notify(`${result.message}${detail}`, { error: !result.success });
   });
-  const edit = h('button', { type: 'button', class: 'small', 'aria-expanded': 'false' }, 'Edit');
+  const edit = h(
+    'button',
+    { type: 'button', class: 'small', 'aria-expanded': 'false', 'data-focus': `endpoint-edit:${endpoint.id}` },
+    'Edit',
+  );
   edit.addEventListener('click', () => {
     const next = row.nextElementSibling;
     if (next?.classList.contains('edit-row')) {
@@ -108,14 +123,18 @@ function endpointRow(endpoint, refresh) {
     ),
     h(
       'td',
-      { class: 'actions' },
-      edit,
-      toggle,
-      test,
+      {},
       h(
-        'a',
-        { class: 'button small', href: `#/deliveries?endpointId=${encodeURIComponent(endpoint.id)}` },
-        'Deliveries',
+        'div',
+        { class: 'actions' },
+        edit,
+        toggle,
+        test,
+        h(
+          'a',
+          { class: 'button small', href: `#/deliveries?endpointId=${encodeURIComponent(endpoint.id)}` },
+          'Deliveries',
+        ),
       ),
     ),
   );
@@ -146,23 +165,32 @@ function addressRow(address, endpoints, refresh) {
     emptyLabel: NO_ROUTING,
   });
   routing.setAttribute('aria-label', `Endpoint for ${address.address}`);
-  const save = actionButton('Save routing', async () => {
-    await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { endpointId: routing.value || null });
-    notify(`Routing of ${address.address} saved`);
-    refresh();
-  });
-  const toggle = actionButton(address.isActive ? 'Deactivate' : 'Activate', async () => {
-    await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { isActive: !address.isActive });
-    notify(`${address.address} ${address.isActive ? 'deactivated' : 'activated'}`);
-    refresh();
-  });
+  routing.dataset.focus = `address-routing:${address.id}`;
+  const save = actionButton(
+    'Save routing',
+    async () => {
+      await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { endpointId: routing.value || null });
+      notify(`Routing of ${address.address} saved`);
+      refresh();
+    },
+    { 'data-focus': `address-save:${address.id}` },
+  );
+  const toggle = actionButton(
+    address.isActive ? 'Deactivate' : 'Activate',
+    async () => {
+      await put(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`, { isActive: !address.isActive });
+      notify(`${address.address} ${address.isActive ? 'deactivated' : 'activated'}`);
+      refresh();
+    },
+    { 'data-focus': `address-toggle:${address.id}` },
+  );
   return h(
     'tr',
     {},
     h('th', { scope: 'row' }, address.address),
     h('td', {}, badge(null, address.isActive ? 'active' : 'inactive'), ' ', badge('domain', address.domain?.status)),
-    h('td', { class: 'actions' }, routing, save),
-    h('td', { class: 'actions' }, toggle),
+    h('td', {}, h('div', { class: 'actions' }, routing, save)),
+    h('td', {}, toggle),
   );
 }
 
@@ -174,7 +202,7 @@ export function addressesSection(addresses, domains, endpoints, refresh) {
     domains.map((one) => h('option', { value: one.id }, one.domain)),
   );
   const endpoint = endpointSelect(endpoints, { name: 'endpointId', selectedId: '', emptyLabel: NO_ROUTING });
-  const submit = h('button', { type: 'submit', class: 'primary' }, 'Create address');
+  const submit = h('button', { type: 'submit', class: 'primary', 'data-focus': 'address-create' }, 'Create address');
   const form = inlineForm(
     () =>
       act(submit, async () => {

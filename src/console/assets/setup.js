@@ -1,7 +1,7 @@
 import { get, post, put } from './api.js';
 import { act, badge, copyText, field, formatDate, h, heading, notify, replace } from './dom.js';
 import { addressesSection, endpointsSection } from './routing.js';
-import { actionButton, endpointSelect, inlineForm, table } from './widgets.js';
+import { actionButton, endpointSelect, focusKeeper, inlineForm, table } from './widgets.js';
 
 function copyButton(label, text) {
   return actionButton(
@@ -49,20 +49,27 @@ function domainsSection(domains) {
   );
 }
 
-export async function showSetup(main) {
-  const [domains, endpoints, addresses] = await Promise.all([
-    get('/api/v2/domains?limit=100'),
-    get('/api/v2/endpoints?limit=100'),
-    get('/api/v2/email-addresses?limit=100'),
-  ]);
-  const refresh = () => showSetup(main);
-  replace(
-    main,
-    heading('Setup'),
-    domainsSection(domains.data),
-    endpointsSection(endpoints.data, refresh),
-    addressesSection(addresses.data, domains.data, endpoints.data, refresh),
-  );
+export async function showSetup(container) {
+  const restoreFocus = focusKeeper(container);
+  const render = async () => {
+    const [domains, endpoints, addresses] = await Promise.all([
+      get('/api/v2/domains?limit=100'),
+      get('/api/v2/endpoints?limit=100'),
+      get('/api/v2/email-addresses?limit=100'),
+    ]);
+    replace(
+      container,
+      heading('Setup'),
+      domainsSection(domains.data),
+      endpointsSection(endpoints.data, refresh),
+      addressesSection(addresses.data, domains.data, endpoints.data, refresh),
+    );
+  };
+  const refresh = async () => {
+    await render();
+    restoreFocus();
+  };
+  await render();
   return {
     onEvent: (event) => {
       if (event.type === 'domain.status_changed') refresh();
@@ -109,16 +116,23 @@ function catchAllForm(domain, endpoints, rerender) {
     selectedId: domain.catchAllEndpointId,
     emptyLabel: 'No endpoint (store only)',
   });
-  const save = h('button', { type: 'submit' }, 'Save catch-all');
+  const save = h('button', { type: 'submit', 'data-focus': 'catch-all-save' }, 'Save catch-all');
   return inlineForm(
     () =>
       act(save, async () => {
-        await put(`/api/v2/domains/${encodeURIComponent(domain.id)}`, {
-          isCatchAllEnabled: enabled.checked,
-          catchAllEndpointId: endpoint.value || null,
-        });
+        try {
+          await put(`/api/v2/domains/${encodeURIComponent(domain.id)}`, {
+            isCatchAllEnabled: enabled.checked,
+            catchAllEndpointId: endpoint.value || null,
+          });
+        } catch (error) {
+          // Nothing was saved: the form goes back to what is, and the notice says why.
+          enabled.checked = domain.isCatchAllEnabled;
+          endpoint.value = domain.catchAllEndpointId ?? '';
+          throw error;
+        }
         notify('Catch-all saved');
-        rerender();
+        await rerender();
       }),
     h('label', { class: 'check' }, enabled, ' Accept mail for any address on this domain'),
     field('Catch-all endpoint', endpoint),
@@ -126,23 +140,22 @@ function catchAllForm(domain, endpoints, rerender) {
   );
 }
 
-export async function showDomain(main, id) {
+export async function showDomain(container, id) {
   const path = `/api/v2/domains/${encodeURIComponent(id)}`;
   const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
+  const restoreFocus = focusKeeper(container);
   const render = async (check) => {
     const domain = await get(check ? `${path}?check=true` : path);
     const checkNow = actionButton(
       'Check now',
       async () => {
         await render(true);
-        // The view was rebuilt: keep the keyboard where it was.
-        main.querySelector('.check-now')?.focus();
         notify('DNS checked');
       },
-      { class: 'primary check-now' },
+      { class: 'primary', 'data-focus': 'check-now' },
     );
     replace(
-      main,
+      container,
       heading(domain.domain),
       h('p', { class: 'toolbar' }, h('a', { class: 'button', href: '#/setup' }, 'Back to setup'), checkNow),
       h(
@@ -159,6 +172,7 @@ export async function showDomain(main, id) {
       h('h2', {}, 'Catch-all'),
       catchAllForm(domain, endpoints, () => render(false)),
     );
+    restoreFocus();
   };
   await render(false);
   return {

@@ -1,6 +1,9 @@
-/** The building blocks several views share: action buttons, one-line forms, tables, endpoint choices, refreshes. */
+/**
+ * The building blocks several views share: action buttons, one-line forms, tables, pagers, endpoint choices,
+ * refreshes and keeping focus across them.
+ */
 
-import { act, h } from './dom.js';
+import { act, h, hashParams } from './dom.js';
 
 /** A button that runs `action` through `act`: disabled meanwhile, the API's error shown on failure. */
 export function actionButton(label, action, attrs = {}) {
@@ -46,6 +49,38 @@ export function table(titles, rows, attrs = {}) {
   );
 }
 
+/**
+ * Previous and Next for a list read `limit` at a time from the API's `pagination`, moving `offset` in the hash of
+ * `path`. A page past the end (an old link, a list that shrank) says so, and Previous goes to the last page.
+ */
+export function pager(path, { offset, limit, count, total, totalIsExact, hasMore }) {
+  const go = (next) => {
+    const params = hashParams();
+    params.set('offset', String(next));
+    location.hash = `${path}?${params}`;
+  };
+  const about = totalIsExact === false ? 'about ' : '';
+  const pastEnd = count === 0 && offset > 0;
+  const lastPage = Math.max(0, Math.ceil(total / limit) - 1) * limit;
+  return h(
+    'nav',
+    { class: 'pager', 'aria-label': 'Pages' },
+    h(
+      'button',
+      { type: 'button', disabled: offset === 0, onclick: () => go(pastEnd ? lastPage : Math.max(0, offset - limit)) },
+      'Previous',
+    ),
+    h(
+      'span',
+      {},
+      pastEnd
+        ? `Past the last page: ${about}${total} in all`
+        : `${count === 0 ? 0 : offset + 1}–${offset + count} of ${about}${total}`,
+    ),
+    h('button', { type: 'button', disabled: !hasMore, onclick: () => go(offset + limit) }, 'Next'),
+  );
+}
+
 /** A choice of the account's endpoints, led by an empty choice that `emptyLabel` names. */
 export function endpointSelect(endpoints, { name, selectedId, emptyLabel }) {
   return h(
@@ -72,5 +107,25 @@ export function refresher(task) {
     } finally {
       running = false;
     }
+  };
+}
+
+/**
+ * Follows which control in `container` has the keyboard, by its `data-focus` key. The returned function, called after
+ * the container was rebuilt, gives focus back to the control with that key when it still exists and the keyboard was
+ * not moved elsewhere meanwhile (a control that is disabled or removed drops focus to the body).
+ */
+export function focusKeeper(container) {
+  let key;
+  container.addEventListener('focusin', (event) => {
+    key = event.target.closest('[data-focus]')?.dataset.focus;
+  });
+  container.addEventListener('focusout', (event) => {
+    if (event.relatedTarget && !container.contains(event.relatedTarget)) key = undefined;
+  });
+  return () => {
+    const active = document.activeElement;
+    if (!key || (active && active !== document.body && !container.contains(active))) return;
+    container.querySelector(`[data-focus="${CSS.escape(key)}"]`)?.focus();
   };
 }
