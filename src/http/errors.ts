@@ -25,6 +25,8 @@ const FRAMEWORK_ERRORS: Record<
       ? { status: 415, message: `Request body has no Content-Type: ${SEND_JSON_CONTENT_TYPE}` }
       : { status: 415, message: 'Unsupported Content-Type' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => ({ status: 400, message: 'Content-Length does not match the body' }),
+  FST_ERR_BAD_URL: () => ({ status: 400, message: 'Malformed URL: a path segment is not valid percent-encoding' }),
+  FST_ERR_MAX_PARAM_LENGTH: () => ({ status: 414, message: 'A path segment of the URL is too long' }),
 };
 
 declare module 'fastify' {

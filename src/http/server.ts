@@ -84,6 +84,10 @@ export async function buildHttpServer(
       connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.requestTimeoutMs),
     },
     clientErrorHandler: answerClientError,
+    // What the router refuses before a route is found is answered like every other error.
+    frameworkErrors: handleError,
+    // A filename in an attachment's URL may be 255 bytes, percent-encoded.
+    maxParamLength: 1024,
     schemaController: { compilersFactory: { buildValidator: bodiesUncoerced } },
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -121,3 +121,23 @@ describe('NUL characters', () => {
     assert.deepEqual(response.body, { error: 'Invalid request: body/domain must not contain NUL characters' });
   });
 });
+
+describe('URLs the router refuses', () => {
+  test('a path segment that is not valid percent-encoding is 400 in the API’s shape', async () => {
+    const response = await api.get('/api/v2/mail/%ZZ');
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body, { error: 'Malformed URL: a path segment is not valid percent-encoding' });
+  });
+
+  test('a path segment over 1,024 characters is 414, without the URL echoed back', async () => {
+    const response = await api.get(`/api/v2/endpoints/${'x'.repeat(1025)}`);
+    assert.equal(response.status, 414);
+    assert.deepEqual(response.body, { error: 'A path segment of the URL is too long' });
+  });
+
+  test('a 255-character percent-encoded filename reaches its route', async () => {
+    const response = await api.get(`/api/e2/attachments/email_none/${encodeURIComponent('é'.repeat(127))}`);
+    assert.equal(response.status, 404);
+    assert.deepEqual(response.body, { error: 'Email not found or access denied' });
+  });
+});
