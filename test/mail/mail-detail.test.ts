@@ -191,6 +191,14 @@ describe('POST /api/v2/mail (reply placeholder)', () => {
       'Either textBody or htmlBody must be provided',
     ],
     [{ emailId: 'email_unknown', ...valid }, 404, 'Original email not found'],
+    ...[[1, null], [{}], [{ filename: 'a.txt', content: [] }], [{ filename: 'a.txt', content: 'not base64!' }]].map(
+      (attachments) =>
+        [
+          { emailId: 'email_x', ...valid, attachments },
+          400,
+          'Each attachment needs a filename and its content as base64 text (or a path)',
+        ] as const,
+    ),
   ] as const) {
     test(`${status} \`${error}\``, async () => {
       const response = await api.post('/api/v2/mail', body);

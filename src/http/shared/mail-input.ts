@@ -52,6 +52,22 @@ export function bulkIdsOf(input: unknown): string[] {
 
 const EMAIL_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/**
+ * A reply's attachment as the spec and @inboundemail/sdk give it: a filename, an optional contentType, and its
+ * content as base64 text or a `path` to fetch it from.
+ */
+function isAttachment(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const { filename, contentType, content, path } = value as Record<string, unknown>;
+  const base64 = typeof content === 'string' && /^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(content);
+  return (
+    typeof filename === 'string' &&
+    filename !== '' &&
+    (contentType === undefined || typeof contentType === 'string') &&
+    (base64 || (content === undefined && typeof path === 'string' && path !== ''))
+  );
+}
+
 /** Checks a v2 reply (`POST /api/v2/mail`); `find` loads the original or throws `Original email not found`. */
 export async function checkReply(
   draft: ReplyDraft,
@@ -69,6 +85,11 @@ export async function checkReply(
   if (!hasTextBody && !hasHtmlBody) throw new Invalid('Either textBody or htmlBody must be provided');
   if (draft.attachments !== undefined && !Array.isArray(draft.attachments)) {
     throw new Invalid('attachments must be an array');
+  }
+  for (const attachment of draft.attachments ?? []) {
+    if (!isAttachment(attachment)) {
+      throw new Invalid('Each attachment needs a filename and its content as base64 text (or a path)');
+    }
   }
   const original = await find(emailId);
   return {
