@@ -26,10 +26,10 @@ export type RouteDecision =
       recipient: string;
       accountId: string;
       domainId: string;
-      /** The address row that matched (exactly or without its +tag); null for catch-all and dmarc@ mail. */
+      /** The address row that matched (exactly or without its +tag); null for catch-all, dmarc@ and postmaster@ mail. */
       addressId: string | null;
       /** `subdomain`: the recipient's domain is not registered, and a root above it includes its subdomains. */
-      matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc' | 'subdomain';
+      matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc' | 'postmaster' | 'subdomain';
       target: RouteTarget;
     };
 

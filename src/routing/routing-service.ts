@@ -7,6 +7,8 @@ import type { RoutingWritesPlugin } from './routing-writes.ts';
 
 /** The local part that receives the DMARC reports our suggested DMARC record asks for. */
 const DMARC_LOCAL_PART = 'dmarc';
+/** RFC 5321 §4.5.1: every domain that receives mail must accept it for postmaster. */
+const POSTMASTER_LOCAL_PART = 'postmaster';
 
 /**
  * Everything one recipient's decision needs, read in one query: the domain, the address rows among the candidates
@@ -206,6 +208,9 @@ export class RoutingService implements RecipientRouter {
         matchedBy: 'catch_all',
         target: endpointTarget(domain.catch_all_endpoint_id, domain.catch_all_type, domain.catch_all_active),
       };
+    }
+    if (parsed.local === POSTMASTER_LOCAL_PART) {
+      return { ...accepted, addressId: null, matchedBy: 'postmaster', target: { kind: 'none' } };
     }
     return refused('unknown_address');
   }

@@ -84,7 +84,7 @@ const accept =
     recipient: string,
     domainKey: string,
     addressKey: string | null,
-    matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc',
+    matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc' | 'postmaster',
     target: (ids: Record<string, string>) => Extract<RouteDecision, { accepted: true }>['target'],
   ): Expected =>
   (ids, accountId) => ({
@@ -205,6 +205,17 @@ const table: Array<[string, string, Expected]> = [
     'dmarc@dmarc-routed.test',
     accept('dmarc@dmarc-routed.test', 'dmarcDomain', 'dmarc@dmarc-routed.test', 'address', toHook),
   ],
+  [
+    'postmaster@ is stored without an address of its name (RFC 5321 §4.5.1)',
+    'Postmaster@route.test',
+    accept('postmaster@route.test', 'domain', null, 'postmaster', none),
+  ],
+  [
+    'postmaster@ goes to the catch-all where there is one',
+    'postmaster@catchall.test',
+    accept('postmaster@catchall.test', 'catchAllDomain', null, 'catch_all', toHook),
+  ],
+  ['postmaster@ is refused on an unverified domain', 'postmaster@unverified-route.test', refuse('unverified_domain')],
   ['an unknown domain rejects (relay attempt)', 'info@unknown.test', reject('unknown_domain')],
   ['a malformed recipient rejects', 'not-an-address', reject('unknown_address')],
 ];
