@@ -206,6 +206,12 @@ const table: Array<[string, string, Expected]> = [
     accept('dmarc@dmarc-routed.test', 'dmarcDomain', 'dmarc@dmarc-routed.test', 'address', toHook),
   ],
   [
+    'a quoted local part that needs no quotes is the same mailbox',
+    '"info"@route.test',
+    accept('info@route.test', 'domain', 'info@route.test', 'address', toHook),
+  ],
+  ['a local part that needs its quotes keeps them', '"in@fo"@route.test', refuse('unknown_address')],
+  [
     'postmaster@ is stored without an address of its name (RFC 5321 §4.5.1)',
     'Postmaster@route.test',
     accept('postmaster@route.test', 'domain', null, 'postmaster', none),
