@@ -26,10 +26,10 @@ type Threaded = KnownMessage & { thread_id: string; message_count: number };
 /** The Message-IDs whose stored emails place a new email in a thread: those it replies to, and its own. */
 export function threadingMessageIds(email: {
   messageId: string | null;
-  inReplyTo: string | null;
+  inReplyToIds: string[];
   references: string[];
 }): string[] {
-  const related = [...new Set([...(email.inReplyTo ? [email.inReplyTo] : []), ...email.references])].slice(-100);
+  const related = [...new Set([...email.inReplyToIds, ...email.references])].slice(-100);
   if (email.messageId) related.push(email.messageId);
   return related;
 }

@@ -5,7 +5,7 @@ import type { AddressList, AttachmentInfo, ParsedMessage } from '../mime/index.t
 export type { AddressList, AttachmentInfo };
 
 /** The message's own fields, as MIME parsing read them (the Date header is `sentDate` here). */
-type MessageFields = Omit<ParsedMessage, 'date'>;
+type MessageFields = Omit<ParsedMessage, 'date' | 'inReplyToIds'>;
 
 /**
  * A rule or blocklist entry that matched an email at ingest, as the email records it. `applied` is false for a

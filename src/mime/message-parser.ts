@@ -25,7 +25,10 @@ export interface ParsedMessage {
   replyTo: AddressList | null;
   /** The Date header as ISO 8601, or null when absent or unreadable. */
   date: string | null;
+  /** In-Reply-To's first id, as shown. */
   inReplyTo: string | null;
+  /** Every id In-Reply-To names (RFC 5322 allows several), for threading. */
+  inReplyToIds: string[];
   references: string[];
   priority: string | null;
   textBody: string | null;
@@ -133,6 +136,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
     replyTo: null,
     date: null,
     inReplyTo: null,
+    inReplyToIds: [],
     references: [],
     priority: null,
     textBody: null,
@@ -203,7 +207,8 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
     parsed.replyTo = addressList(get('reply-to') as AddressObject | undefined);
     const date = get('date');
     parsed.date = date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
-    parsed.inReplyTo = messageIds(get('in-reply-to'))[0] ?? null;
+    parsed.inReplyToIds = messageIds(get('in-reply-to'));
+    parsed.inReplyTo = parsed.inReplyToIds[0] ?? null;
     parsed.references = messageIds(get('references'));
     parsed.priority = typeof get('priority') === 'string' ? (get('priority') as string) : null;
   }

@@ -36,12 +36,14 @@ test('a Message-ID with a comment is stored as its <id>, and a reply to that id 
   assert.equal(reply.threadPosition, 2);
 });
 
-test('In-Reply-To with a comment, a phrase or several ids presents its first <id>, and threads by it', async () => {
+test('In-Reply-To with a comment, a phrase or several ids presents its first <id>, and threads by all', async () => {
   const root = await deliver({ 'Message-ID': '<root@partner.test>' });
   const replies = [
     ['<root@partner.test> (Alice\'s message of "Mon, 2 Mar")', '<root@partner.test>'],
     ['Your message of Monday <root@partner.test>', '<root@partner.test>'],
     ['<root@partner.test> <elsewhere@other.test>', '<root@partner.test>'],
+    // The thread's message is the second id: threading reads every id, the API shows the first.
+    ['<elsewhere@other.test> <root@partner.test>', '<elsewhere@other.test>'],
   ];
   for (const [index, [header, presented]] of replies.entries()) {
     const reply = await deliver({ 'Message-ID': `<reply-${index}@partner.test>`, 'In-Reply-To': header! });
