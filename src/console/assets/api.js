@@ -67,6 +67,7 @@ export const get = (path) => request('GET', path);
 export const post = (path, body = {}) => request('POST', path, body);
 export const put = (path, body) => request('PUT', path, body);
 export const patch = (path, body) => request('PATCH', path, body);
+export const del = (path) => request('DELETE', path);
 
 /** A path with its query, empty values left out. */
 export function withQuery(path, params) {
@@ -85,14 +86,16 @@ export async function getText(path) {
   return response.text();
 }
 
-/**
- * Downloads a file that needs the bearer header: a plain link cannot send it, so the bytes are fetched into a Blob
- * and saved through a temporary object URL.
- */
-export async function download(path, filename) {
+/** The body of a GET as a Blob (a file that needs the bearer header, which a plain link or image cannot send). */
+export async function getBlob(path) {
   const response = await fetch(path, { headers: authHeaders() });
   if (!response.ok) throw await failure(response);
-  const url = URL.createObjectURL(await response.blob());
+  return response.blob();
+}
+
+/** Downloads a file that needs the bearer header: the bytes are saved through a temporary object URL. */
+export async function download(path, filename) {
+  const url = URL.createObjectURL(await getBlob(path));
   const link = document.createElement('a');
   link.href = url;
   link.download = filename;
@@ -102,9 +105,14 @@ export async function download(path, filename) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** Opens the event stream; the caller reads the body. Resolves to the response whatever its status. */
-export function openEventStream(lastEventId, signal) {
+/**
+ * Opens the event stream; the caller reads the body. Resolves to the response whatever its status; a 401 (the key was
+ * revoked, which also ends an open stream) is reported to the unauthorized handler as any other request's is.
+ */
+export async function openEventStream(lastEventId, signal) {
   const headers = { ...authHeaders(), accept: 'text/event-stream' };
   if (lastEventId) headers['last-event-id'] = lastEventId;
-  return fetch('/api/v2/events', { headers, signal, cache: 'no-store' });
+  const response = await fetch('/api/v2/events', { headers, signal, cache: 'no-store' });
+  if (response.status === 401) unauthorizedHandler(await failure(response));
+  return response;
 }

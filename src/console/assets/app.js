@@ -131,9 +131,10 @@ async function route() {
   main.querySelector('.view-title')?.focus();
 }
 
+// The key worked at sign-in, so a 401 now means it was revoked (or its account removed): say so, with the API's reason.
 onUnauthorized((error) => {
   forgetKey();
-  signIn(error.message);
+  signIn(`This API key is no longer valid (${error.body?.detail ?? error.message}). Sign in with another key.`);
 });
 document.getElementById('sign-out').addEventListener('click', () => {
   forgetKey();

@@ -61,6 +61,8 @@ export function startLive({ onEvent, onPoll, onState }) {
       onState(lastEventId ? 'reconnecting' : 'connecting');
       try {
         const response = await openEventStream(lastEventId, controller.signal);
+        // The key is refused: the console signs out (api.js reports it), so there is nothing to reconnect with.
+        if (response.status === 401) return;
         if (response.status === 404) {
           onState('polling');
           pollTimer = setInterval(onPoll, POLL_INTERVAL_MS);

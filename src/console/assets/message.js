@@ -1,9 +1,12 @@
-import { download, get, getText, patch } from './api.js';
+import { download, get, getBlob, getText, patch } from './api.js';
 import { act, badge, formatBytes, formatDate, h, heading, notify, replace } from './dom.js';
 import { inboxHash } from './inbox.js';
 
-/** Until the reader asks, a message may show only inline images and its own styles: no tracking pixels, no fetches. */
-const BLOCKED_POLICY = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
+/**
+ * Until the reader asks, a message may show only its own images (data: URLs, its inline attachments among them) and its
+ * own styles: no tracking pixels, no fetches.
+ */
+const BLOCKED_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
 const REMOTE_POLICY = "default-src 'none'; img-src * data:; style-src 'unsafe-inline'";
 
 /** Whether the HTML names anything outside itself that a browser would fetch. */
@@ -13,12 +16,64 @@ function hasRemoteContent(html) {
   );
 }
 
+const CID_URL = /cid:([^"'\s)]+)/gi;
+
+/** The Content-ID a `cid:` URL names: percent-decoded (RFC 2392), compared without the header's angle brackets. */
+function contentId(text) {
+  try {
+    return decodeURIComponent(text).replace(/^<|>$/g, '');
+  } catch {
+    return text;
+  }
+}
+
+function dataUrl(blob) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.addEventListener('load', () => resolve(reader.result));
+    reader.addEventListener('error', () => reject(reader.error));
+    reader.readAsDataURL(blob);
+  });
+}
+
 /**
- * Every link opens a new tab (the frame itself may not navigate), with `noopener noreferrer`: the page it opens gets
- * no `window.opener` to steer the console's tab with, and no referrer. DOMParser's document runs and loads nothing.
+ * data: URLs for the attachments the HTML names by `cid:`, by Content-ID. The frame can resolve neither `cid:` nor the
+ * API's downloads (they need the key), so the bytes are fetched here; not as blob: URLs, which Chromium refuses to an
+ * opaque-origin frame ("Not allowed to load local resource"). One that fails to load stays a broken image.
  */
-function linksOpenOutside(html) {
+async function inlineImages(email, html) {
+  const wanted = new Set([...html.matchAll(CID_URL)].map((match) => contentId(match[1])));
+  const parts = new Map();
+  (email.content?.attachments ?? email.attachments ?? []).forEach((file, index) => {
+    const id = contentId(file.contentId ?? '');
+    if (id && wanted.has(id) && !parts.has(id)) parts.set(id, index);
+  });
+  const urls = new Map();
+  await Promise.all(
+    [...parts].map(async ([id, index]) => {
+      try {
+        const blob = await getBlob(`/api/v2/attachments/${encodeURIComponent(email.id)}/parts/${index}`);
+        urls.set(id, await dataUrl(blob));
+      } catch {
+        // Shown as a broken image, as a mail client shows a missing part.
+      }
+    }),
+  );
+  return urls;
+}
+
+/**
+ * Prepares the HTML for its frame. `cid:` images and CSS urls become their data: URLs. Every link opens a new tab (the
+ * frame itself may not navigate), with `noopener noreferrer`: the page it opens gets no `window.opener` to steer the
+ * console's tab with, and no referrer. DOMParser's document runs and loads nothing.
+ */
+function framed(html, images) {
   const parsed = new DOMParser().parseFromString(html, 'text/html');
+  const resolve = (text) => text.replace(CID_URL, (url, id) => images.get(contentId(id)) ?? url);
+  for (const image of parsed.querySelectorAll('img[src]'))
+    image.setAttribute('src', resolve(image.getAttribute('src')));
+  for (const styled of parsed.querySelectorAll('[style]'))
+    styled.setAttribute('style', resolve(styled.getAttribute('style')));
   for (const link of parsed.querySelectorAll('a[href], area[href]')) {
     link.setAttribute('target', '_blank');
     link.setAttribute('rel', 'noopener noreferrer');
@@ -26,22 +81,22 @@ function linksOpenOutside(html) {
   return parsed.head.innerHTML + parsed.body.innerHTML;
 }
 
-function srcdoc(html, policy) {
-  return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${policy}"></head><body>${linksOpenOutside(html)}</body></html>`;
+function srcdoc(html, images, policy) {
+  return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${policy}"></head><body>${framed(html, images)}</body></html>`;
 }
 
 /**
  * The HTML body in a sandboxed iframe: no scripts, no forms, no navigation of itself or the console, an origin of its
  * own. It may open popups (its links), which leave the sandbox so the linked sites work as in any other tab.
  */
-function htmlBody(html) {
+function htmlBody(html, images) {
   const frame = h('iframe', {
     sandbox: 'allow-popups allow-popups-to-escape-sandbox',
     title: 'HTML body',
     class: 'html-body',
     referrerpolicy: 'no-referrer',
   });
-  frame.srcdoc = srcdoc(html, BLOCKED_POLICY);
+  frame.srcdoc = srcdoc(html, images, BLOCKED_POLICY);
   if (!hasRemoteContent(html)) return h('section', { 'aria-label': 'HTML body' }, frame);
   const note = h('p', { class: 'remote-note' }, 'Remote content is blocked. ');
   const load = h(
@@ -49,7 +104,7 @@ function htmlBody(html) {
     {
       type: 'button',
       onclick: () => {
-        frame.srcdoc = srcdoc(html, REMOTE_POLICY);
+        frame.srcdoc = srcdoc(html, images, REMOTE_POLICY);
         replace(note, 'Remote content is loaded.');
       },
     },
@@ -183,6 +238,7 @@ function toolbar(email, rerender) {
 
 export async function showMessage(container, id) {
   const email = await get(`/api/v2/mail/${encodeURIComponent(id)}`);
+  const images = await inlineImages(email, email.content?.htmlBody ?? '');
   const render = () => {
     const content = email.content ?? {};
     replace(
@@ -202,7 +258,7 @@ export async function showMessage(container, id) {
       email.metadata?.parseSuccess === false
         ? h('p', { class: 'form-error' }, `Parsing failed: ${email.metadata.parseError}`)
         : null,
-      content.htmlBody ? htmlBody(content.htmlBody) : null,
+      content.htmlBody ? htmlBody(content.htmlBody, images) : null,
       h(
         'details',
         { open: !content.htmlBody },
@@ -218,10 +274,16 @@ export async function showMessage(container, id) {
     );
   };
   render();
-  // Escape leaves the message, unless it closes something inside it (a focused <details> summary stays put).
+  // Escape leaves the message, unless it is meant for something inside it: on a <details> summary (Headers, Raw
+  // source) it closes that part and the reader stays.
   const onKey = (event) => {
     if (event.key !== 'Escape' || event.defaultPrevented) return;
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement) return;
+    const summary = event.target instanceof Element ? event.target.closest('summary') : null;
+    if (summary) {
+      summary.parentElement.open = false;
+      return;
+    }
     location.hash = inboxHash;
   };
   document.addEventListener('keydown', onKey);

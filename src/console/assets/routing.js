@@ -1,6 +1,6 @@
-import { post, put } from './api.js';
+import { del, post, put } from './api.js';
 import { act, badge, field, formatDate, h, notify } from './dom.js';
-import { actionButton, endpointSelect, inlineForm, table } from './widgets.js';
+import { actionButton, deleteButton, endpointSelect, inlineForm, table } from './widgets.js';
 
 /** What an endpoint sends to, as one editable line per type. */
 const TARGETS = {
@@ -93,6 +93,16 @@ function endpointRow(endpoint, refresh) {
     const detail = result.statusCode ? ` (HTTP ${result.statusCode}, ${result.responseTime} ms)` : '';
     notify(`${result.message}${detail}`, { error: !result.success });
   });
+  const remove = deleteButton(
+    `Delete the endpoint ${endpoint.name}? Addresses routed to it will only store their mail, and catch-all is ` +
+      'switched off on domains that use it.',
+    async () => {
+      await del(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`);
+      notify(`Deleted ${endpoint.name}`);
+      await refresh();
+    },
+    { headingId: 'endpoints-title', 'data-focus': `endpoint-delete:${endpoint.id}` },
+  );
   const edit = h(
     'button',
     { type: 'button', class: 'small', 'aria-expanded': 'false', 'data-focus': `endpoint-edit:${endpoint.id}` },
@@ -135,6 +145,7 @@ function endpointRow(endpoint, refresh) {
           { class: 'button small', href: `#/deliveries?endpointId=${encodeURIComponent(endpoint.id)}` },
           'Deliveries',
         ),
+        remove,
       ),
     ),
   );
@@ -145,7 +156,7 @@ export function endpointsSection(endpoints, refresh) {
   return h(
     'section',
     { 'aria-labelledby': 'endpoints-title' },
-    h('h2', { id: 'endpoints-title' }, 'Endpoints'),
+    h('h2', { id: 'endpoints-title', tabindex: '-1' }, 'Endpoints'),
     endpointForm({ onDone: refresh }),
     endpoints.length === 0
       ? h('p', {}, 'No endpoints yet.')
@@ -184,13 +195,22 @@ function addressRow(address, endpoints, refresh) {
     },
     { 'data-focus': `address-toggle:${address.id}` },
   );
+  const remove = deleteButton(
+    `Delete the address ${address.address}?`,
+    async () => {
+      await del(`/api/v2/email-addresses/${encodeURIComponent(address.id)}`);
+      notify(`Deleted ${address.address}`);
+      await refresh();
+    },
+    { headingId: 'addresses-title', 'data-focus': `address-delete:${address.id}` },
+  );
   return h(
     'tr',
     {},
     h('th', { scope: 'row' }, address.address),
     h('td', {}, badge(null, address.isActive ? 'active' : 'inactive'), ' ', badge('domain', address.domain?.status)),
     h('td', {}, h('div', { class: 'actions' }, routing, save)),
-    h('td', {}, toggle),
+    h('td', {}, h('div', { class: 'actions' }, toggle, remove)),
   );
 }
 
@@ -222,12 +242,12 @@ export function addressesSection(addresses, domains, endpoints, refresh) {
   return h(
     'section',
     { 'aria-labelledby': 'addresses-title' },
-    h('h2', { id: 'addresses-title' }, 'Addresses'),
+    h('h2', { id: 'addresses-title', tabindex: '-1' }, 'Addresses'),
     domains.length === 0 ? h('p', {}, 'Add a domain first.') : form,
     addresses.length === 0
       ? h('p', {}, 'No addresses yet.')
       : table(
-          ['Address', 'State', 'Routing', 'Receiving'],
+          ['Address', 'State', 'Routing', 'Actions'],
           addresses.map((one) => addressRow(one, endpoints, refresh)),
         ),
   );

@@ -1,7 +1,7 @@
-import { get, post, put } from './api.js';
+import { del, get, post, put } from './api.js';
 import { act, badge, copyText, field, formatDate, h, heading, notify, replace } from './dom.js';
 import { addressesSection, endpointsSection } from './routing.js';
-import { actionButton, endpointSelect, focusKeeper, inlineForm, table } from './widgets.js';
+import { actionButton, deleteButton, endpointSelect, focusKeeper, inlineForm, table } from './widgets.js';
 
 function copyButton(label, text) {
   return actionButton(
@@ -14,7 +14,9 @@ function copyButton(label, text) {
   );
 }
 
-function domainsSection(domains) {
+const deleteQuestion = (domain) => `Delete the domain ${domain}? Its addresses and DNS records are deleted with it.`;
+
+function domainsSection(domains, refresh) {
   const name = h('input', { type: 'text', name: 'domain', required: true, placeholder: 'mail.example.com' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Add domain');
   const form = inlineForm(
@@ -36,16 +38,29 @@ function domainsSection(domains) {
       h('td', {}, `${domain.stats.activeEmailAddresses} / ${domain.stats.totalEmailAddresses}`),
       h('td', {}, domain.isCatchAllEnabled ? (domain.catchAllEndpoint?.name ?? 'on') : 'off'),
       h('td', {}, formatDate(domain.lastDnsCheck)),
+      h(
+        'td',
+        {},
+        deleteButton(
+          deleteQuestion(domain.domain),
+          async () => {
+            await del(`/api/v2/domains/${encodeURIComponent(domain.id)}`);
+            notify(`Deleted ${domain.domain}`);
+            await refresh();
+          },
+          { headingId: 'domains-title', 'data-focus': `domain-delete:${domain.id}` },
+        ),
+      ),
     ),
   );
   return h(
     'section',
     { 'aria-labelledby': 'domains-title' },
-    h('h2', { id: 'domains-title' }, 'Domains'),
+    h('h2', { id: 'domains-title', tabindex: '-1' }, 'Domains'),
     form,
     domains.length === 0
       ? h('p', {}, 'No domains yet.')
-      : table(['Domain', 'Status', 'Active addresses', 'Catch-all', 'Last check'], rows),
+      : table(['Domain', 'Status', 'Active addresses', 'Catch-all', 'Last check', 'Actions'], rows),
   );
 }
 
@@ -60,7 +75,7 @@ export async function showSetup(container) {
     replace(
       container,
       heading('Setup'),
-      domainsSection(domains.data),
+      domainsSection(domains.data, refresh),
       endpointsSection(endpoints.data, refresh),
       addressesSection(addresses.data, domains.data, endpoints.data, refresh),
     );
@@ -154,10 +169,20 @@ export async function showDomain(container, id) {
       },
       { class: 'primary', 'data-focus': 'check-now' },
     );
+    const remove = actionButton(
+      'Delete domain',
+      async () => {
+        if (!confirm(deleteQuestion(domain.domain))) return;
+        await del(path);
+        notify(`Deleted ${domain.domain}`);
+        location.hash = '#/setup';
+      },
+      { class: 'danger' },
+    );
     replace(
       container,
       heading(domain.domain),
-      h('p', { class: 'toolbar' }, h('a', { class: 'button', href: '#/setup' }, 'Back to setup'), checkNow),
+      h('p', { class: 'toolbar' }, h('a', { class: 'button', href: '#/setup' }, 'Back to setup'), checkNow, remove),
       h(
         'p',
         { class: 'domain-status' },

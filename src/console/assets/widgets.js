@@ -12,6 +12,29 @@ export function actionButton(label, action, attrs = {}) {
   return button;
 }
 
+/**
+ * A row's Delete button: asks `question` first, then runs `remove` (which deletes and redraws the list). The row is
+ * gone then, so the keyboard goes to the Delete button of the row that took its place (the next, else the previous),
+ * or to the list's heading, `headingId`, when it was the last.
+ */
+export function deleteButton(question, remove, { headingId, ...attrs }) {
+  const button = actionButton(
+    'Delete',
+    async () => {
+      if (!confirm(question)) return;
+      const row = button.closest('tr');
+      const rows = [...row.parentElement.children].filter((one) => one.querySelector('[data-delete]'));
+      const at = rows.indexOf(row);
+      const neighbour = (rows[at + 1] ?? rows[at - 1])?.querySelector('[data-delete]').dataset.focus;
+      await remove();
+      const next = neighbour && document.querySelector(`[data-focus="${CSS.escape(neighbour)}"]`);
+      (next ?? document.getElementById(headingId))?.focus();
+    },
+    { class: 'small danger', 'data-delete': true, ...attrs },
+  );
+  return button;
+}
+
 /** A form laid out on one line; submitting it runs `onSubmit` instead of loading a page. */
 export function inlineForm(onSubmit, ...children) {
   return h(
