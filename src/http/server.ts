@@ -87,7 +87,7 @@ export async function buildHttpServer(
     // What the router refuses before a route is found is answered like every other error.
     frameworkErrors: handleError,
     // A filename in an attachment's URL may be 255 bytes, percent-encoded.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     schemaController: { compilersFactory: { buildValidator: bodiesUncoerced } },
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
