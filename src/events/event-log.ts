@@ -130,7 +130,8 @@ export async function readEvents(
       txid < pg_snapshot_xmin(pg_current_snapshot()) as ready
     from events
     where account_id = ${accountId} and (txid, id) > (${cursor.txid}::xid8, ${cursor.id}::bigint)
-    order by txid, id
+    -- The table's columns, not the text ones selected under the same names: '10027' sorts before '6693'.
+    order by events.txid, events.id
     limit ${EVENT_PAGE_SIZE}`.execute(db);
   const ready = rows.filter((row) => row.ready);
   const events = ready.map((row) => toStreamed(row, { txid: row.txid, id: row.id }));
