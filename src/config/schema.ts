@@ -2,6 +2,14 @@ import { type Static, Type } from 'typebox';
 
 const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
 const Flag = (fallback: boolean) => Type.Boolean({ default: fallback });
+/** The longest delay a Node timer can hold (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_SECONDS = 2_147_483;
+const Seconds = (fallback: number, minimum = 0) =>
+  Type.Number({
+    ...(minimum > 0 ? { minimum } : { exclusiveMinimum: 0 }),
+    maximum: MAX_TIMER_SECONDS,
+    default: fallback,
+  });
 
 /**
  * The longest PostgreSQL schema name Mailroom can use: its NOTIFY channels are `mailroom_<what>_<schema>`, a channel
@@ -18,9 +26,9 @@ export const EnvSchema = Type.Object({
   PORT: Port(3000),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
   /** A request whose headers and body have not all arrived by then is answered 408 and its connection closed. */
-  HTTP_REQUEST_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+  HTTP_REQUEST_TIMEOUT_SECONDS: Seconds(30),
   /** An idle connection between requests is closed after this long. */
-  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 5 }),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: Seconds(5),
   /** Concurrent HTTP connections; one more is closed as soon as it is accepted. */
   HTTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 1000 }),
   /** Serves the web console at `/` on the HTTP port. */
@@ -56,16 +64,16 @@ export const EnvSchema = Type.Object({
   SMTP_MAX_CONNECTIONS_PER_IP: Type.Integer({ minimum: 1, default: 10 }),
   /** DATA must carry at least this much per window, or the server says 421 and closes; 0 turns the check off. */
   SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 1024 }),
-  SMTP_DATA_RATE_WINDOW_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+  SMTP_DATA_RATE_WINDOW_SECONDS: Seconds(30),
   /** Silence allowed between commands and during DATA before the server says 421 and closes. */
-  SMTP_IDLE_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  SMTP_IDLE_TIMEOUT_SECONDS: Seconds(60),
   /** A connection is closed after this long, whatever it is doing. */
-  SMTP_CONNECTION_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 600 }),
+  SMTP_CONNECTION_TIMEOUT_SECONDS: Seconds(600),
   /** Worker threads that parse received mail and compute its verdicts; unset means one per CPU. */
   INGEST_WORKERS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
   /** SpamAssassin's spamd, `spamd://host[:port]` (port 783 by default); unset leaves spam verdicts DISABLED. */
   SPAMD_URL: Type.Optional(Type.String({ pattern: '^spamd://[^/?#@]+/?$', description: 'spamd://host[:port]' })),
-  SPAMD_TIMEOUT_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+  SPAMD_TIMEOUT_SECONDS: Seconds(10),
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
   MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
@@ -77,17 +85,17 @@ export const EnvSchema = Type.Object({
   SUBADDRESSING: Flag(true),
   DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
   DELIVERY_RETRY_SCALE: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
-  DELIVERY_LEASE_SECONDS: Type.Number({ minimum: 1, default: 30 }),
-  DELIVERY_POLL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 5 }),
+  DELIVERY_LEASE_SECONDS: Seconds(30, 1),
+  DELIVERY_POLL_SECONDS: Seconds(5),
   FORWARD_MX_PORT: Port(25),
-  DOMAIN_VERIFY_INTERVAL_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 300 }),
+  DOMAIN_VERIFY_INTERVAL_SECONDS: Seconds(300),
   DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
   /** How often mail past its retention period is looked for and deleted (src/retention). */
-  RETENTION_SWEEP_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 600 }),
+  RETENTION_SWEEP_SECONDS: Seconds(600),
   /** How often each process looks for health alerts to raise or clear, and sends alert webhooks due (src/alerts). */
-  ALERT_CHECK_SECONDS: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  ALERT_CHECK_SECONDS: Seconds(60),
   /** How often each verified domain's records are re-checked for DNS drift. */
-  ALERT_DNS_CHECK_MINUTES: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  ALERT_DNS_CHECK_MINUTES: Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMER_SECONDS / 60, default: 60 }),
   /** Serves Prometheus metrics at /metrics (src/metrics). */
   METRICS: Flag(true),
   /** A listener of its own for /metrics; unset serves it on the HTTP port. */

@@ -31,6 +31,11 @@ describe('start-up errors say what to do, without a stack trace', () => {
     [{ SMTP_MAX_CONNECTIONS: '0' }, 'SMTP_MAX_CONNECTIONS="0" is not a whole number that is at least 1'],
     [{ DELIVERY_RETRY_SCALE: '2' }, 'DELIVERY_RETRY_SCALE="2" is not a number that is greater than 0 and at most 1'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL="mysql://x" is not a postgres:// URL'],
+    // Longer than a Node timer can wait: the timeout would fire at once and close every SMTP connection.
+    [
+      { SMTP_CONNECTION_TIMEOUT_SECONDS: '3000000' },
+      'SMTP_CONNECTION_TIMEOUT_SECONDS="3000000" is not a number that is greater than 0 and at most 2147483',
+    ],
     [
       { DATABASE_SCHEMA: 'a'.repeat(44) },
       `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
