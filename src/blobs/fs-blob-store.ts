@@ -117,6 +117,8 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     const own = ownSegments.get(blob.segmentKey);
     try {
       if (!(await isLiveRecord(handle, blob.offset, blob.length))) return;
+      // A deleted message must not stay readable in its segment until the segment goes: its bytes are zeroed first.
+      await zeroRange(handle, blob.offset, blob.length);
       // No fsync: a mark lost in a crash only leaves the record for the next recovery to find again.
       await handle.write(DEAD, 0, DEAD.length, blob.offset - HEADER_BYTES);
       if (own) remaining = own.recordDeleted();
@@ -345,5 +347,13 @@ class Segment {
       }
     }
     this.writing = undefined;
+  }
+}
+
+const ZEROS = Buffer.alloc(1024 * 1024);
+
+async function zeroRange(handle: FileHandle, offset: number, length: number): Promise<void> {
+  for (let done = 0; done < length; done += ZEROS.length) {
+    await handle.write(ZEROS, 0, Math.min(ZEROS.length, length - done), offset + done);
   }
 }

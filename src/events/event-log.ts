@@ -172,3 +172,19 @@ export async function pruneEvents(db: Db, now: Date, batch = 5000): Promise<numb
   }
   return deleted;
 }
+
+/**
+ * Deletes an account's events about the given emails (received, delivered, failed): an erasure takes what they told
+ * of each email too, its sender and subject among it.
+ */
+export async function deleteEmailEvents(
+  db: Db | Transaction<Database>,
+  accountId: string,
+  emailIds: readonly string[],
+): Promise<void> {
+  if (emailIds.length === 0) return;
+  const emailId = isPostgres(db)
+    ? sql<string>`(data::jsonb ->> 'emailId')`
+    : sql<string>`json_extract(data, '$.emailId')`;
+  await db.deleteFrom('events').where('account_id', '=', accountId).where(emailId, 'in', emailIds).execute();
+}

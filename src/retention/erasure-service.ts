@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { type Clock, Conflict, Invalid, isoNow, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
+import { deleteEmailEvents } from '../events/index.ts';
 import { type ListFilter, resolveListFilter } from '../mail/index.ts';
 import type { MailPages } from '../search/index.ts';
 import type { MailEraser } from './mail-eraser.ts';
@@ -107,7 +108,14 @@ export class ErasureService {
       const batch = ids.slice(start, start + ERASE_BATCH);
       await this.#eraser.deleteBatch(
         (eb) => eb.and([eb('emails.account_id', '=', accountId), eb('emails.id', 'in', batch)]),
-        { limit: batch.length, skipLocked: false, afterDelete: record },
+        {
+          limit: batch.length,
+          skipLocked: false,
+          afterDelete: async (trx, deleted) => {
+            await deleteEmailEvents(trx, accountId, batch);
+            await record(trx, deleted);
+          },
+        },
       );
     }
     if (!recorded) await record(this.#db, 0);

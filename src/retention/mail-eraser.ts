@@ -21,7 +21,7 @@ export interface BatchOptions {
 /**
  * Deletes emails with everything that holds their content: the rows (their deliveries and attempts go with them, by
  * the foreign keys, and the search index entries: PostgreSQL's vector is in the row, SQLite's index drops the rowid
- * its queue names), threads left without emails, and the raw blobs. A blob is queued in `blob_erasures` in the
+ * its queue names), threads left without emails (the others count only what is left), and the raw blobs. A blob is queued in `blob_erasures` in the
  * transaction that deletes its rows and deleted after it commits, once no email row refers to it (the recipients
  * of one message share it), so a crash in between leaves the deletion to finish, never the content behind.
  */
@@ -74,6 +74,33 @@ export class MailEraser {
               ),
             ),
           )
+          .execute();
+        // The threads that keep emails count and date only those left, numbered again from 1, so that the next reply's
+        // position (the count plus one) is not one an email already has.
+        await trx
+          .updateTable('emails')
+          .set((eb) => ({
+            thread_position: eb
+              .selectFrom('emails as earlier')
+              .select((e) => e.fn.countAll<number>().as('position'))
+              .whereRef('earlier.thread_id', '=', 'emails.thread_id')
+              .whereRef('earlier.thread_position', '<=', 'emails.thread_position'),
+          }))
+          .where('thread_id', 'in', threadIds)
+          .execute();
+        await trx
+          .updateTable('threads')
+          .set((eb) => ({
+            message_count: eb
+              .selectFrom('emails')
+              .select((e) => e.fn.countAll<number>().as('count'))
+              .whereRef('emails.thread_id', '=', 'threads.id'),
+            last_message_at: eb
+              .selectFrom('emails')
+              .select((e) => e.fn.max('emails.received_at').as('last'))
+              .whereRef('emails.thread_id', '=', 'threads.id'),
+          }))
+          .where('id', 'in', threadIds)
           .execute();
       }
       const now = isoNow(this.#clock);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { type MailWorld, startMailWorld } from '../mail/setup.ts';
+import { type MailWorld, rawMessage, startMailWorld } from '../mail/setup.ts';
 import { isErased, isKept, type Sent, sendTracked } from './setup.ts';
 
 /**
@@ -74,6 +74,16 @@ test('POST /api/v2/mail/erase: erases the matches (rows, search entries, blobs) 
   });
   for (const sent of subject) assert.ok(await isErased(world, sent), sent.word);
   assert.ok(await isKept(world, bystander), 'mail from another sender stays');
+  // Nor do the events that told of them (received, delivered) stay to be replayed.
+  const events = await world.server.app.database.db.selectFrom('events').select('data').execute();
+  assert.deepEqual(
+    events.filter((event) => subject.some((sent) => event.data.includes(sent.id))),
+    [],
+  );
+  assert.ok(
+    events.some((event) => event.data.includes(bystander.id)),
+    'the other sender’s events stay',
+  );
 
   const audit = await world.api.get('/api/v2/mail/erasures');
   assert.deepEqual(audit.body, {
@@ -90,4 +100,42 @@ test("POST /api/v2/mail/erase: another account's mail and audit records are unto
   assert.deepEqual((await outsider.get('/api/v2/mail/erasures')).body.erasures, []);
   const dryRun = await outsider.post('/api/v2/mail/erase', { ...FILTER, dryRun: true });
   assert.deepEqual(dryRun.body, { dryRun: true, count: 1 });
+});
+
+test('POST /api/v2/mail/erase: a thread that keeps emails counts and numbers only those left', async () => {
+  const message = (from: string, id: string, inReplyTo?: string) =>
+    rawMessage(
+      {
+        From: from,
+        To: 'inbox@erase.test',
+        Subject: 'Erased in the middle',
+        'Message-ID': `<${id}@sender.test>`,
+        ...(inReplyTo ? { 'In-Reply-To': `<${inReplyTo}@sender.test>` } : {}),
+      },
+      'Hello\n',
+    );
+  const send = async (from: string, id: string, inReplyTo?: string) =>
+    (await world.deliver({ from, to: 'inbox@erase.test', raw: message(from, id, inReplyTo) }))[0]!;
+  const root = await send('stays@sender.test', 'er-root');
+  await send('leaves@sender.test', 'er-middle', 'er-root');
+  const last = await send('stays@sender.test', 'er-last', 'er-middle');
+  const erased = await world.api.post('/api/v2/mail/erase', { emailAddress: 'leaves@sender.test', expectedCount: 1 });
+  assert.equal(erased.status, 200, JSON.stringify(erased.body));
+
+  const thread = await world.api.get(`/api/v2/mail/${root}/thread`);
+  assert.deepEqual(
+    thread.body.messages.map((m: { id: string; threadPosition: number }) => [m.id, m.threadPosition]),
+    [
+      [root, 1],
+      [last, 2],
+    ],
+  );
+  const threads = await world.api.get('/api/e2/mail/threads');
+  const listed = threads.body.threads.find(
+    (t: { root_message_id: string }) => t.root_message_id === '<er-root@sender.test>',
+  );
+  const lastEmail = await world.api.get(`/api/v2/mail/${last}`);
+  assert.deepEqual([listed.message_count, listed.last_message_at], [2, lastEmail.body.receivedAt]);
+  const next = await send('stays@sender.test', 'er-next', 'er-last');
+  assert.equal((await world.api.get(`/api/v2/mail/${next}`)).body.threadPosition, 3);
 });

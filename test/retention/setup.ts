@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { rawBlobKeys } from '../helpers/blobs.ts';
@@ -30,14 +30,27 @@ export async function sendTracked(world: MailWorld, to: string, word: string, fr
   return { id: id!, word, blobKey: read.body.processing.s3Info.objectKey as string } satisfies Sent;
 }
 
-/** Whether the email is gone everywhere: its row, its search entries and its raw blob. */
+/** Whether the email is gone everywhere: its row, its search entries, its raw blob and the blob's bytes on disk. */
 export async function isErased(world: MailWorld, sent: Sent): Promise<boolean> {
   const read = await world.api.get(`/api/v2/mail/${sent.id}`);
   if (read.status !== 404) return false;
   const found = await world.api.get(`/api/v2/mail?search=${sent.word}&includeArchived=true`);
   if (found.body.pagination.total !== 0) return false;
   if ((await indexedEntries(world, sent.word)) !== 0) return false;
-  return !(await rawBlobKeys(world.server.app.blobs)).includes(sent.blobKey);
+  if ((await rawBlobKeys(world.server.app.blobs)).includes(sent.blobKey)) return false;
+  return !(await blobFilesHold(world, sent.word));
+}
+
+/** Whether any file of the filesystem blob store still holds the word: a deleted record's bytes must not stay. */
+async function blobFilesHold(world: MailWorld, word: string): Promise<boolean> {
+  const root = join(world.server.dataDir, 'blobs');
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const bytes = await readFile(join(entry.parentPath, entry.name)).catch(() => Buffer.alloc(0));
+    if (bytes.includes(word)) return true;
+  }
+  return false;
 }
 
 /** Whether the email is all there: readable, found by its word, and its raw message served. */
