@@ -86,6 +86,18 @@ function banner(app: App, bound: Bound): string[] {
   return lines;
 }
 
+/**
+ * What the machine or a service refused at start (a file or directory, a certificate, the database or the blob
+ * store), said in one line: a system error code (ENOENT, ECONNREFUSED...), OpenSSL's, or a PostgreSQL SQLSTATE.
+ * Anything else is a fault of Mailroom's and keeps its stack.
+ */
+function refusedAtStart(error: unknown): string | undefined {
+  const { code, message } = (error ?? {}) as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || !/^(E[A-Z]+|ERR_OSSL_\w+|[0-9A-Z]{5})$/.test(code)) return undefined;
+  if (code.startsWith('ERR_OSSL_')) return `Cannot start: the TLS certificate or key is not usable: ${message}`;
+  return `Cannot start: ${message}`;
+}
+
 function listenFailure(error: ListenError): string {
   const variable = { http: 'PORT', smtp: 'SMTP_PORT', metrics: 'METRICS_PORT' }[error.server];
   const code = (error.cause as NodeJS.ErrnoException).code;
@@ -115,6 +127,8 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   } catch (error) {
     // What only the database can tell is wrong with the configuration (its schema).
     if (error instanceof ConfigError) fail(error.message);
+    const refused = refusedAtStart(error);
+    if (refused) fail(refused);
     throw error;
   }
   // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.
@@ -139,6 +153,8 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     started = await app.start();
   } catch (error) {
     if (error instanceof ListenError) fail(listenFailure(error));
+    const refused = refusedAtStart(error);
+    if (refused) fail(refused);
     throw error;
   }
   const httpPort = Number(new URL(started.httpUrl).port);

@@ -116,6 +116,8 @@ function enumValues(schema: Record<string, unknown>): string[] | undefined {
 const PROPERTIES = EnvSchema.properties as unknown as Record<string, Record<string, unknown>>;
 
 /** Reads, validates and freezes the configuration. Throws ConfigError naming the first bad variable. */
+const URL_VARIABLES = ['DATABASE_URL', 'S3_ENDPOINT', 'PUBLIC_URL', 'SMTP_RELAY_URL', 'SPAMD_URL', 'BLOB_STORE'];
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
   const picked: Record<string, string> = {};
   for (const [name, schema] of Object.entries(PROPERTIES)) {
@@ -131,6 +133,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       `Invalid configuration: ${name}=${JSON.stringify(picked[name] ?? '')} is not ${accepted(PROPERTIES[name]!)}`,
     );
+  }
+  // Their patterns check the scheme; the URL parser may still refuse the rest (a port past 65535, a bad host).
+  for (const name of URL_VARIABLES) {
+    const value = picked[name];
+    if (value !== undefined && value !== 'fs' && !URL.canParse(value)) {
+      throw new ConfigError(
+        `Invalid configuration: ${name}=${JSON.stringify(value)} is not ${accepted(PROPERTIES[name]!)}`,
+      );
+    }
   }
   const e = converted as Env;
   if (Boolean(e.TLS_CERT_PATH) !== Boolean(e.TLS_KEY_PATH)) {

@@ -41,6 +41,9 @@ describe('start-up errors say what to do, without a stack trace', () => {
       `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
     ],
     [{ BLOB_STORE: 'disk' }, 'BLOB_STORE="disk" is not fs or s3://bucket[/prefix]'],
+    // The patterns pass these; the URL parser does not.
+    [{ SPAMD_URL: 'spamd://host:99999' }, 'SPAMD_URL="spamd://host:99999" is not spamd://host[:port]'],
+    [{ SMTP_RELAY_URL: 'smtp://[bad' }, 'SMTP_RELAY_URL="smtp://[bad" is not an smtp:// or smtps:// URL'],
     [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY="short" is not a text of at least 16 characters'],
     [
       { DNS_SERVERS: '1.1.1.1,dns.google' },
@@ -48,6 +51,21 @@ describe('start-up errors say what to do, without a stack trace', () => {
         '(e.g. 1.1.1.1,[2606:4700::1111]:53)',
     ],
   ];
+  const refusals: Array<[Record<string, string>, string]> = [
+    [
+      { TLS_CERT_PATH: '/nonexistent/cert.pem', TLS_KEY_PATH: '/nonexistent/key.pem' },
+      "Cannot start: ENOENT: no such file or directory, open '/nonexistent/cert.pem'",
+    ],
+    [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:9/test' }, 'Cannot start: connect ECONNREFUSED 127.0.0.1:9'],
+  ];
+  for (const [env, message] of refusals) {
+    test(`what the machine refuses is one line too: ${message}`, async () => {
+      const result = await startFails(env);
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `${message}\n`);
+      assert.equal(result.stdout, '');
+    });
+  }
   for (const [env, message] of cases) {
     test(`${Object.keys(env)[0]}: ${message}`, async () => {
       const result = await startFails(env);
