@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AccountsService, type ApiKey, DEFAULT_ACCOUNT } from './accounts/index.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { AppError, NotFound, systemClock } from './core/index.ts';
-import { migrateToLatest, openDatabase } from './db/index.ts';
+import { migrateToLatest, openDatabase, pendingMigrations } from './db/index.ts';
 import { serve, serveSandbox } from './server.ts';
 
 const USAGE = `Usage: mailroom <command>
@@ -18,11 +19,29 @@ const USAGE = `Usage: mailroom <command>
   accounts set-limit NAME <N|unlimited>   cap how many domains the account may add
 `;
 
+/**
+ * Runs a command on the server's installation. It never creates one: a mistyped DATA_DIR, DATABASE_URL or
+ * DATABASE_SCHEMA would otherwise get an empty installation of its own, and a key no server accepts.
+ */
 async function withAccounts<T>(run: (accounts: AccountsService) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  const where =
+    config.database.kind === 'sqlite'
+      ? `DATA_DIR ${config.dataDir}`
+      : `PostgreSQL schema ${config.database.schema ?? "(the search_path's first)"}`;
+  if (config.database.kind === 'sqlite' && !existsSync(config.database.file)) {
+    throw new ConfigError(`No Mailroom installation in ${where}: run the CLI with the server's settings`);
+  }
   const database = await openDatabase(config.database);
   try {
-    await migrateToLatest(database);
+    const pending = await pendingMigrations(database);
+    if (pending.length > 0) {
+      throw new ConfigError(
+        pending.some((name) => name.startsWith('0001_'))
+          ? `No Mailroom installation in ${where}: run the CLI with the server's settings`
+          : 'The database needs migrating first: run "mailroom migrate", or start the server',
+      );
+    }
     return await run(new AccountsService(database.db, systemClock));
   } finally {
     await database.close();

@@ -84,3 +84,22 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
     return applied;
   });
 }
+
+/**
+ * The migrations not applied yet, without applying any: all of them where the installation's tables are not there
+ * at all. Commands that only read and write rows (the CLI) check this instead of creating an installation.
+ */
+export async function pendingMigrations(handle: DatabaseHandle): Promise<string[]> {
+  const names = (await loadMigrations()).map((migration) => migration.name);
+  const db = handle.db as unknown as Kysely<MigrationsTable>;
+  let applied: Set<string>;
+  try {
+    applied = new Set((await db.selectFrom('mailroom_migrations').select('name').execute()).map((row) => row.name));
+  } catch (error) {
+    // Only the installation's own schema is read (search_path), as migrateToLatest does.
+    const missing = (error as { code?: string }).code === '42P01' || /no such table/.test((error as Error).message);
+    if (missing) return names;
+    throw error;
+  }
+  return names.filter((name) => !applied.has(name));
+}

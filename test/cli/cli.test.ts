@@ -105,6 +105,7 @@ describe('mailroom CLI', () => {
   test('set-limit on an unknown account and bad limits fail with a message', async () => {
     const installation = await createInstallation();
     try {
+      assert.equal((await runScript('src/cli.ts', ['migrate'], installation.env)).code, 0);
       const unknown = await runScript('src/cli.ts', ['accounts', 'set-limit', 'ghost', '3'], installation.env);
       assert.equal(unknown.code, 1);
       assert.equal(unknown.stderr, 'No account named ghost\n');
@@ -112,6 +113,29 @@ describe('mailroom CLI', () => {
       const bad = await runScript('src/cli.ts', ['accounts', 'set-limit', 'default', '-2'], installation.env);
       assert.equal(bad.code, 1);
       assert.equal(bad.stderr, 'The domain limit is a whole number of at least 0, or "unlimited"\n');
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('keys and accounts commands refuse an installation that does not exist, and create none', async () => {
+    const installation = await createInstallation();
+    try {
+      const { DATA_DIR, DATABASE_SCHEMA } = installation.env;
+      const where = DATABASE_SCHEMA ? `PostgreSQL schema ${DATABASE_SCHEMA}` : `DATA_DIR ${DATA_DIR}`;
+      for (const command of [
+        ['keys', 'list'],
+        ['keys', 'create'],
+        ['accounts', 'set-limit', 'default', '1'],
+      ]) {
+        const refused = await runScript('src/cli.ts', command, installation.env);
+        assert.equal(refused.code, 1, command.join(' '));
+        assert.equal(refused.stderr, `No Mailroom installation in ${where}: run the CLI with the server's settings\n`);
+        assert.equal(refused.stdout, '');
+      }
+      // Nothing was migrated by them: the first migrate applies everything.
+      const migrated = await runScript('src/cli.ts', ['migrate'], installation.env);
+      assert.match(migrated.stdout, /^Applied: 0001_foundation, 0002_mail/);
     } finally {
       await installation.remove();
     }
