@@ -67,6 +67,10 @@ function keyTable(keys: ApiKey[]): string {
 
 async function main(argv: string[]): Promise<number> {
   const [command, subcommand, ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   if (command === 'serve') {
     await serve();
     return -1;
@@ -120,7 +124,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'accounts' && subcommand === 'set-limit' && rest.length === 2) {
     const [name, value] = rest as [string, string];
-    const limit = value === 'unlimited' ? null : Number(value);
+    // Digits only: Number() would read '' as 0 and 0x10 as 16.
+    const limit = value === 'unlimited' ? null : /^\d+$/.test(value) ? Number(value) : Number.NaN;
     const account = await withAccounts((accounts) => accounts.setDomainLimit(name, limit));
     process.stdout.write(`Account "${account.name}" domain limit: ${account.domainLimit ?? 'unlimited'}\n`);
     return 0;
@@ -136,6 +141,10 @@ try {
   if (error instanceof ConfigError || error instanceof AppError) {
     process.stderr.write(`${error.message}\n`);
     process.exitCode = 1;
+  } else if (String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS_')) {
+    // An unknown option, or one without its value: what parseArgs says, then how the commands are written.
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
   } else {
     throw error;
   }

@@ -110,9 +110,17 @@ describe('mailroom CLI', () => {
       assert.equal(unknown.code, 1);
       assert.equal(unknown.stderr, 'No account named ghost\n');
       await runScript('src/cli.ts', ['keys', 'create'], installation.env);
-      const bad = await runScript('src/cli.ts', ['accounts', 'set-limit', 'default', '-2'], installation.env);
-      assert.equal(bad.code, 1);
-      assert.equal(bad.stderr, 'The domain limit is a whole number of at least 0, or "unlimited"\n');
+      for (const limit of ['-2', '0x10', '', '1.5']) {
+        const bad = await runScript('src/cli.ts', ['accounts', 'set-limit', 'default', limit], installation.env);
+        assert.equal(bad.code, 1, limit);
+        assert.equal(bad.stderr, 'The domain limit is a whole number of at least 0, or "unlimited"\n');
+      }
+      const unknownOption = await runScript('src/cli.ts', ['keys', 'list', '--bogus'], installation.env);
+      assert.equal(unknownOption.code, 2);
+      assert.match(unknownOption.stderr, /^Unknown option '--bogus'\n\nUsage: mailroom <command>/);
+      const help = await runScript('src/cli.ts', ['--help'], installation.env);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, /^Usage: mailroom <command>/);
     } finally {
       await installation.remove();
     }
