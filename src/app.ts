@@ -11,7 +11,7 @@ import { createDeliverySystem, type DeliverySystem, deliveredSince, deliveryHist
 import { createDnsLookup } from './dns/index.ts';
 import { DomainHealth, DomainsService, startDomainVerifier } from './domains/index.ts';
 import { assertPublicUrl, EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
-import { EventHub } from './events/index.ts';
+import { deleteEmailEvents, EventHub } from './events/index.ts';
 import { buildHttpServer, buildMetricsServer } from './http/index.ts';
 import {
   AccountVolumeWatch,
@@ -283,7 +283,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const threads = new ThreadsService({ db, pages, clock });
   const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock });
   const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });
-  const erasures = new ErasureService({ db, pages, clock, eraser });
+  const erasures = new ErasureService({ db, pages, clock, eraser, deleteEmailEvents });
   const http = await buildHttpServer(
     {
       accounts,

@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { type Clock, Conflict, Invalid, isoNow, newId, type Page } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
-import { deleteEmailEvents } from '../events/index.ts';
+import type { Database, Db } from '../db/index.ts';
 import { type ListFilter, resolveListFilter } from '../mail/index.ts';
 import type { MailPages } from '../search/index.ts';
 import type { MailEraser } from './mail-eraser.ts';
@@ -43,8 +42,21 @@ export class ErasureService {
   readonly #pages: MailPages;
   readonly #clock: Clock;
   readonly #eraser: MailEraser;
+  readonly #deleteEmailEvents: (
+    trx: Transaction<Database>,
+    accountId: string,
+    emailIds: readonly string[],
+  ) => Promise<void>;
 
-  constructor(deps: { db: Db; pages: MailPages; clock: Clock; eraser: MailEraser }) {
+  constructor(deps: {
+    db: Db;
+    pages: MailPages;
+    clock: Clock;
+    eraser: MailEraser;
+    /** Deletes the account's events about the emails, in the erase's transaction (the events capability's). */
+    deleteEmailEvents: (trx: Transaction<Database>, accountId: string, emailIds: readonly string[]) => Promise<void>;
+  }) {
+    this.#deleteEmailEvents = deps.deleteEmailEvents;
     this.#db = deps.db;
     this.#pages = deps.pages;
     this.#clock = deps.clock;
@@ -112,7 +124,7 @@ export class ErasureService {
           limit: batch.length,
           skipLocked: false,
           afterDelete: async (trx, deleted) => {
-            await deleteEmailEvents(trx, accountId, batch);
+            await this.#deleteEmailEvents(trx, accountId, batch);
             await record(trx, deleted);
           },
         },
