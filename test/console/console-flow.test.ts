@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import type { Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { publishRequiredRecords } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
+import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { browserSkipReason, launchBrowser, screenshot, signIn } from './browser.ts';
+import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { browserSkipReason, screenshot, signIn } from './browser.ts';
+import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 /** Checks `done` every 50 ms for up to 5 s. */
 async function waitUntil(done: () => boolean) {
@@ -22,25 +23,18 @@ describe('the console end to end: setup, live inbox, message, deliveries, search
   let receiver: WebhookReceiver;
   let server: TestApp;
   let api: ApiClient;
-  let browser: Browser;
+  let world: ConsoleWorld;
   let page: Page;
   let domainId: string;
   let emailId: string;
   const attachment = randomBytes(3000);
 
   before(async () => {
-    dns = await startDnsServer();
-    receiver = await startWebhookReceiver();
-    server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001' });
-    api = apiClient(server.baseUrl, server.apiKey);
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    world = await startConsoleWorld({ DELIVERY_RETRY_SCALE: '0.001' });
+    ({ dns, receiver, server, api, page } = world);
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
-    await receiver?.close();
-    await dns?.close();
+    await world?.close();
   });
 
   test('sign in with the API key', async () => {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { browserSkipReason, launchBrowser, signIn } from './browser.ts';
+import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { browserSkipReason, signIn } from './browser.ts';
+import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 /** Resolves once `release` is called: holds a request in `page.route` for as long as a test needs. */
 function gate() {
@@ -29,7 +29,7 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
   let dns: DnsServer;
   let receiver: WebhookReceiver;
   let server: TestApp;
-  let browser: Browser;
+  let world: ConsoleWorld;
   let context: BrowserContext;
   let page: Page;
   const ids: Record<string, string> = {};
@@ -41,10 +41,9 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
   }
 
   before(async () => {
-    dns = await startDnsServer();
-    receiver = await startWebhookReceiver();
-    server = await startTestApp({ DNS_SERVERS: dns.address });
-    const api = apiClient(server.baseUrl, server.apiKey);
+    world = await startConsoleWorld();
+    ({ dns, receiver, server, context, page } = world);
+    const { api } = world;
     const domain = await createVerifiedDomain(api, dns, 'inbox.test');
     const address = await api.post('/api/v2/email-addresses', { address: 'me@inbox.test', domainId: domain.id });
     assert.equal(address.status, 201, JSON.stringify(address.body));
@@ -56,16 +55,10 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
         `<p><a target="_self" href="http://127.0.0.1:${receiver.port}/self">self link</a></p>` +
         '<p><a href="/#/setup">console link</a></p>',
     );
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
     await signIn(page, server.baseUrl, server.apiKey);
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
-    await receiver?.close();
-    await dns?.close();
+    await world?.close();
   });
 
   test('a message that loads after the reader moved on to Setup never replaces Setup: the last navigation wins', async () => {
@@ -177,7 +170,7 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
   });
 
   test('375px phone: the filter checkboxes keep their own size instead of the full width', async () => {
-    const phone = await browser.newContext({ viewport: { width: 375, height: 812 } });
+    const phone = await world.browser.newContext({ viewport: { width: 375, height: 812 } });
     const small = await phone.newPage();
     await signIn(small, server.baseUrl, server.apiKey);
     for (const label of ['Include archived', 'Failed to parse only']) {

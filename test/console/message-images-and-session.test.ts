@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import type { Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
+import type { ApiClient } from '../helpers/http.ts';
 import { type SendMailOptions, sendMail } from '../helpers/smtp.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { browserSkipReason, launchBrowser, signIn } from './browser.ts';
+import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { browserSkipReason, signIn } from './browser.ts';
+import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 /** A 6×4 PNG: its decoded size in the page proves the attachment's bytes reached the image. */
 const PNG = Buffer.from(
@@ -22,7 +23,7 @@ describe('the console: inline images, Escape on a summary, a key revoked mid-ses
   let receiver: WebhookReceiver;
   let server: TestApp;
   let api: ApiClient;
-  let browser: Browser;
+  let world: ConsoleWorld;
   let page: Page;
 
   async function send(options: Omit<SendMailOptions, 'port' | 'to'>) {
@@ -32,22 +33,15 @@ describe('the console: inline images, Escape on a summary, a key revoked mid-ses
   }
 
   before(async () => {
-    dns = await startDnsServer();
-    receiver = await startWebhookReceiver();
-    server = await startTestApp({ DNS_SERVERS: dns.address });
-    api = apiClient(server.baseUrl, server.apiKey);
+    world = await startConsoleWorld();
+    ({ dns, receiver, server, api, page } = world);
     const domain = await createVerifiedDomain(api, dns, 'images.test');
     const address = await api.post('/api/v2/email-addresses', { address: 'me@images.test', domainId: domain.id });
     assert.equal(address.status, 201, JSON.stringify(address.body));
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     await signIn(page, server.baseUrl, server.apiKey);
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
-    await receiver?.close();
-    await dns?.close();
+    await world?.close();
   });
 
   test('a cid: image shows its attachment (fetched with the key, given to the frame as a data: URL); remote images stay blocked', async () => {
@@ -111,7 +105,7 @@ describe('the console: inline images, Escape on a summary, a key revoked mid-ses
   test('a key revoked while its stream is open: the console signs out and says the key is no longer valid', async () => {
     const issued = await api.post('/api/v2/keys', {});
     assert.equal(issued.status, 201, JSON.stringify(issued.body));
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await world.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const other = await context.newPage();
     await signIn(other, server.baseUrl, issued.body.key);
     await other.locator('#live-state[data-state="live"]').waitFor();

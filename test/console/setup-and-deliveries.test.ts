@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import type { Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
+import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { browserSkipReason, launchBrowser, signIn } from './browser.ts';
+import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { browserSkipReason, signIn } from './browser.ts';
+import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 /** Checks `done` every 50 ms for up to 10 s. */
 async function waitUntil(done: () => Promise<boolean>) {
@@ -24,7 +25,7 @@ describe('the console: setup focus and refusals, the delivery log and its detail
   let receiver: WebhookReceiver;
   let server: TestApp;
   let api: ApiClient;
-  let browser: Browser;
+  let world: ConsoleWorld;
   let page: Page;
   let domainId: string;
   let endpointId: string;
@@ -33,10 +34,8 @@ describe('the console: setup focus and refusals, the delivery log and its detail
     (await api.get(`/api/v2/deliveries?limit=100${query}`)).body.data as Delivery[];
 
   before(async () => {
-    dns = await startDnsServer();
-    receiver = await startWebhookReceiver();
-    server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001' });
-    api = apiClient(server.baseUrl, server.apiKey);
+    world = await startConsoleWorld({ DELIVERY_RETRY_SCALE: '0.001' });
+    ({ dns, receiver, server, api, page } = world);
     domainId = (await createVerifiedDomain(api, dns, 'setup.test')).id;
     const endpoint = await api.post('/api/v2/endpoints', {
       name: 'Hook',
@@ -53,15 +52,10 @@ describe('the console: setup focus and refusals, the delivery log and its detail
     assert.equal(address.status, 201, JSON.stringify(address.body));
     const toggled = await api.post('/api/v2/email-addresses', { address: 'toggle@setup.test', domainId });
     assert.equal(toggled.status, 201, JSON.stringify(toggled.body));
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     await signIn(page, server.baseUrl, server.apiKey);
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
-    await receiver?.close();
-    await dns?.close();
+    await world?.close();
   });
 
   test("an endpoint the API refuses: the notice gives the API's error with its details", async () => {

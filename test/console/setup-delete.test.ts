@@ -1,19 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import type { Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app.ts';
+import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { browserSkipReason, launchBrowser, signIn } from './browser.ts';
+import type { ApiClient } from '../helpers/http.ts';
+import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { browserSkipReason, signIn } from './browser.ts';
+import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 describe('the console: deleting endpoints, addresses and domains', { skip: browserSkipReason }, () => {
   let dns: DnsServer;
   let receiver: WebhookReceiver;
   let server: TestApp;
   let api: ApiClient;
-  let browser: Browser;
+  let world: ConsoleWorld;
   let page: Page;
   let rootId: string;
   let subId: string;
@@ -35,10 +36,8 @@ describe('the console: deleting endpoints, addresses and domains', { skip: brows
   }
 
   before(async () => {
-    dns = await startDnsServer();
-    receiver = await startWebhookReceiver();
-    server = await startTestApp({ DNS_SERVERS: dns.address });
-    api = apiClient(server.baseUrl, server.apiKey);
+    world = await startConsoleWorld();
+    ({ dns, receiver, server, api, page } = world);
     rootId = (await createVerifiedDomain(api, dns, 'root.test')).id;
     const sub = await api.post('/api/v2/domains', { domain: 'sub.root.test' });
     assert.equal(sub.status, 201, JSON.stringify(sub.body));
@@ -51,15 +50,10 @@ describe('the console: deleting endpoints, addresses and domains', { skip: brows
       const created = await api.post('/api/v2/email-addresses', { address, domainId: rootId });
       assert.equal(created.status, 201, JSON.stringify(created.body));
     }
-    browser = await launchBrowser();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     await signIn(page, server.baseUrl, server.apiKey);
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
-    await receiver?.close();
-    await dns?.close();
+    await world?.close();
   });
 
   test('an endpoint: No keeps it; Yes deletes it and the keyboard moves to the next Delete, then to the heading', async () => {
