@@ -2,13 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
-import type { TestApp } from '../helpers/app.ts';
-import type { DnsServer } from '../helpers/dns-server.ts';
 import { publishRequiredRecords } from '../helpers/domains.ts';
-import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { browserSkipReason, screenshot, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
@@ -19,12 +14,8 @@ async function waitUntil(done: () => boolean) {
 
 /** The whole round a developer makes, in one browser page, in order: each step builds on the one before. */
 describe('the console end to end: setup, live inbox, message, deliveries, search', { skip: browserSkipReason }, () => {
-  let dns: DnsServer;
-  let receiver: WebhookReceiver;
-  let server: TestApp;
-  let api: ApiClient;
   let world: ConsoleWorld;
-  let page: Page;
+  let { dns, receiver, server, api, page } = {} as ConsoleWorld;
   let domainId: string;
   let emailId: string;
   const attachment = randomBytes(3000);

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import type { TestApp } from '../helpers/app.ts';
-import type { DnsServer } from '../helpers/dns-server.ts';
+import type { Page } from 'playwright-core';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { browserSkipReason, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
@@ -26,12 +23,8 @@ function settle(page: Page) {
 describe('the console: inbox navigation, refusals, paging, focus and message links', {
   skip: browserSkipReason,
 }, () => {
-  let dns: DnsServer;
-  let receiver: WebhookReceiver;
-  let server: TestApp;
   let world: ConsoleWorld;
-  let context: BrowserContext;
-  let page: Page;
+  let { dns, receiver, server, context, page } = {} as ConsoleWorld;
   const ids: Record<string, string> = {};
 
   async function send(subject: string, html?: string) {

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
-import type { TestApp } from '../helpers/app.ts';
-import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import type { ApiClient } from '../helpers/http.ts';
 import { type SendMailOptions, sendMail } from '../helpers/smtp.ts';
-import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { browserSkipReason, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
@@ -19,12 +14,8 @@ const PNG = Buffer.from(
 describe('the console: inline images, Escape on a summary, a key revoked mid-session', {
   skip: browserSkipReason,
 }, () => {
-  let dns: DnsServer;
-  let receiver: WebhookReceiver;
-  let server: TestApp;
-  let api: ApiClient;
   let world: ConsoleWorld;
-  let page: Page;
+  let { dns, receiver, server, api, page } = {} as ConsoleWorld;
 
   async function send(options: Omit<SendMailOptions, 'port' | 'to'>) {
     const sent = await sendMail({ port: server.smtpPort, to: 'me@images.test', ...options });

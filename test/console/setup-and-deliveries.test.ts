@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
-import type { TestApp } from '../helpers/app.ts';
-import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { browserSkipReason, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
@@ -21,12 +16,8 @@ interface Delivery {
 }
 
 describe('the console: setup focus and refusals, the delivery log and its details', { skip: browserSkipReason }, () => {
-  let dns: DnsServer;
-  let receiver: WebhookReceiver;
-  let server: TestApp;
-  let api: ApiClient;
   let world: ConsoleWorld;
-  let page: Page;
+  let { dns, receiver, server, api, page } = {} as ConsoleWorld;
   let domainId: string;
   let endpointId: string;
 

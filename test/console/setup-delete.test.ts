@@ -1,21 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
-import type { TestApp } from '../helpers/app.ts';
-import type { DnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
-import type { ApiClient } from '../helpers/http.ts';
-import type { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { browserSkipReason, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 describe('the console: deleting endpoints, addresses and domains', { skip: browserSkipReason }, () => {
-  let dns: DnsServer;
-  let receiver: WebhookReceiver;
-  let server: TestApp;
-  let api: ApiClient;
   let world: ConsoleWorld;
-  let page: Page;
+  let { dns, receiver, server, api, page } = {} as ConsoleWorld;
   let rootId: string;
   let subId: string;
 
