@@ -74,21 +74,26 @@ describe('the console: setup focus and refusals, the delivery log and its detail
 
   test("keyboard actions on Setup: after the refresh the keyboard is on the same control (a toggle, an endpoint's Edit)", async () => {
     const row = page.getByRole('row', { name: /toggle@setup\.test/ });
-    const focused = () =>
-      page.evaluate(() => `${document.activeElement?.tagName} ${document.activeElement?.textContent}`);
+    // Focus comes back once the rebuilt view is in place, a turn after its buttons appear: wait for it, then check.
+    const focusedOn = async (label: string) => {
+      await page
+        .waitForFunction((text) => document.activeElement?.textContent === text, label, { timeout: 5000 })
+        .catch(() => {});
+      return page.evaluate(() => `${document.activeElement?.tagName} ${document.activeElement?.textContent}`);
+    };
     await row.getByRole('button', { name: 'Deactivate' }).focus();
     await page.keyboard.press('Enter');
     await row.getByRole('button', { name: 'Activate' }).waitFor();
-    assert.equal(await focused(), 'BUTTON Activate');
+    assert.equal(await focusedOn('Activate'), 'BUTTON Activate');
     await page.keyboard.press('Enter');
     await row.getByRole('button', { name: 'Deactivate' }).waitFor();
-    assert.equal(await focused(), 'BUTTON Deactivate');
+    assert.equal(await focusedOn('Deactivate'), 'BUTTON Deactivate');
     // Saving an endpoint's edit closes its form: the keyboard goes back to that endpoint's Edit button.
     await page.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('Description').last().fill('edited by keyboard');
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Save endpoint' }).waitFor({ state: 'detached' });
-    assert.equal(await focused(), 'BUTTON Edit');
+    assert.equal(await focusedOn('Edit'), 'BUTTON Edit');
     assert.equal((await api.get(`/api/v2/endpoints/${endpointId}`)).body.description, 'edited by keyboard');
   });
 
