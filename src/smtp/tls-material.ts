@@ -10,9 +10,10 @@ export interface TlsMaterial {
 
 const run = promisify(execFile);
 
+/** The certificate first, then the key: a failure names the same file every time. */
 async function readPair(certPath: string, keyPath: string): Promise<TlsMaterial> {
-  const [cert, key] = await Promise.all([readFile(certPath), readFile(keyPath)]);
-  return { cert, key };
+  const cert = await readFile(certPath);
+  return { cert, key: await readFile(keyPath) };
 }
 
 /**
