@@ -6,7 +6,7 @@ import { createAlertSystem, startAlertSweeper } from './alerts/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
 import type { Config } from './config/index.ts';
 import { type Clock, createLogger, FixedWindowRateLimiter, type Logger, systemClock } from './core/index.ts';
-import { type DatabaseHandle, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
+import { type DatabaseHandle, lockDataDir, migrateToLatest, openDatabase, startWalCheckpointer } from './db/index.ts';
 import { createDeliverySystem, type DeliverySystem, deliveredSince, deliveryHistory } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainHealth, DomainsService, startDomainVerifier } from './domains/index.ts';
@@ -83,6 +83,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   // The event loop's connection searches, so on SQLite it has the search database attached. The router hears of routing
   // changes through the plugin (own) and NOTIFY (others') on PostgreSQL, and reads a trigger-kept counter on SQLite.
   const routingWrites = new RoutingWritesPlugin();
+  const dataDirLock =
+    config.database.kind === 'sqlite' || config.blobs.kind === 'fs' ? lockDataDir(config.dataDir) : undefined;
   const database = await openDatabase(config.database, {
     attach: attachSearchDatabase,
     plugins: config.database.kind === 'postgres' ? [routingWrites] : [],
@@ -386,6 +388,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       if (settled && blobsAccountedFor) {
         await cleanStop?.write().catch((error) => logger.warn({ err: error }, 'clean-stop marker not written'));
       }
+      dataDirLock?.release();
     },
   };
 }

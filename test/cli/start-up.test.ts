@@ -95,6 +95,29 @@ describe('start-up errors say what to do, without a stack trace', () => {
     });
   }
 
+  test('a second server on one DATA_DIR is refused while the first runs, and starts once it is killed', async () => {
+    const installation = await createInstallation();
+    try {
+      const first = await startServerProcess(installation.env);
+      const second = await runScript('src/main.ts', [], installation.env);
+      assert.equal(second.code, 1);
+      assert.equal(
+        second.stderr,
+        `DATA_DIR ${installation.dataDir} is in use by another Mailroom process: one process per DATA_DIR on SQLite ` +
+          'or with BLOB_STORE=fs; set DATA_DIR to another directory, or run several processes on PostgreSQL ' +
+          '(DATABASE_URL) with an S3 BLOB_STORE\n',
+      );
+      assert.equal(second.stdout, '');
+      assert.equal((await fetch(`${first.httpUrl}/readyz`)).status, 200);
+      // The operating system lets go of a killed process's lock: no stale lock to remove by hand.
+      await first.stop('SIGKILL');
+      const third = await startServerProcess(installation.env);
+      assert.equal(await third.stop(), 0);
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('a key not printed because start-up failed is printed by the next start', async () => {
     const { port, server } = await occupiedPort();
     const installation = await createInstallation();

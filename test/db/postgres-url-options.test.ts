@@ -8,6 +8,7 @@ import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
 import { freePort } from '../helpers/ports.ts';
 import { createInstallation, runScript, type ServerProcess, startServerProcess } from '../helpers/process.ts';
+import { type S3Server, startS3Server } from '../helpers/s3.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
 
@@ -16,6 +17,7 @@ const API_KEY = 'mr_test_postgres_url_options_0123456789';
 const APPLICATION = `mailroom_options_${randomBytes(4).toString('hex')}`;
 
 let dns: DnsServer | undefined;
+let s3: S3Server | undefined;
 const installations: Array<Awaited<ReturnType<typeof createInstallation>>> = [];
 const servers: ServerProcess[] = [];
 /** A schema a test created itself, for a search_path to name. */
@@ -28,6 +30,7 @@ after(async () => {
   await observer?.end();
   for (const installation of installations) await installation.remove();
   await dns?.close();
+  await s3?.close();
 });
 
 async function observe(): Promise<pg.Client> {
@@ -89,7 +92,10 @@ test('without DATABASE_SCHEMA, processes in the schema their search_path names h
   dns ??= await startDnsServer();
   searchPathSchema = `o_${randomBytes(6).toString('hex')}`;
   await (await observe()).query(`create schema "${searchPathSchema}"`);
+  // Two processes on one installation share an S3 blob store, as each DATA_DIR takes one process.
+  s3 ??= await startS3Server();
   const installation = await createInstallation({
+    ...s3.env,
     DNS_SERVERS: dns.address,
     MAILROOM_API_KEY: API_KEY,
     DATABASE_URL: urlWithOptions(`-c search_path=${searchPathSchema}`),

@@ -8,6 +8,7 @@ import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { freePort } from '../helpers/ports.ts';
 import { createInstallation } from '../helpers/process.ts';
+import { type S3Server, startS3Server } from '../helpers/s3.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { type MailroomProcess, startMailroom } from './processes.ts';
@@ -17,16 +18,20 @@ const API_KEY = `mr_test_${randomBytes(16).toString('hex')}`;
 
 let dns: DnsServer;
 let receiver: WebhookReceiver;
+/** The blob store that processes sharing one PostgreSQL share too (each DATA_DIR takes one process). */
+let s3: S3Server | undefined;
 const running: MailroomProcess[] = [];
 
 before(async () => {
   dns = await startDnsServer();
   receiver = await startWebhookReceiver();
+  if (TEST_DATABASE_URL) s3 = await startS3Server();
 });
 after(async () => {
   for (const process of running) await process.stop('SIGKILL').catch(() => {});
   await receiver.close();
   await dns.close();
+  await s3?.close();
 });
 
 async function start(env: Record<string, string>) {
@@ -160,6 +165,7 @@ describe('delivery survives crashes and shares work across processes', () => {
   }, async () => {
     await inInstallation(
       {
+        ...s3?.env,
         DELIVERY_CONCURRENCY: '8',
         // Each batch of 25 comes from loopback, about half of it to each process.
         SMTP_MAX_CONNECTIONS_PER_IP: '25',
@@ -215,6 +221,7 @@ describe('delivery survives crashes and shares work across processes', () => {
   }, async () => {
     await inInstallation(
       {
+        ...s3?.env,
         DELIVERY_CONCURRENCY: '1',
         DELIVERY_POLL_SECONDS: '60',
         // Heartbeats every second: the job waiting behind the held slot is handed back at the second.

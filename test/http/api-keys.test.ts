@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { createInstallation, startServerProcess } from '../helpers/process.ts';
+import { startS3Server } from '../helpers/s3.ts';
 
 let server: TestApp;
 
@@ -185,7 +186,13 @@ describe('API keys over /api/v2/keys', () => {
     skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
   }, async () => {
     const adminKey = `mr_test_${randomBytes(16).toString('hex')}`;
-    const installation = await createInstallation({ MAILROOM_API_KEY: adminKey, DNS_SERVERS: '127.0.0.1:9' });
+    // Two processes on one installation share an S3 blob store, as each DATA_DIR takes one process.
+    const s3 = await startS3Server();
+    const installation = await createInstallation({
+      ...s3.env,
+      MAILROOM_API_KEY: adminKey,
+      DNS_SERVERS: '127.0.0.1:9',
+    });
     const one = await startServerProcess(installation.env);
     const two = await startServerProcess(installation.env);
     try {
@@ -201,6 +208,7 @@ describe('API keys over /api/v2/keys', () => {
     } finally {
       await Promise.all([one.stop(), two.stop()]);
       await installation.remove();
+      await s3.close();
     }
   });
 });
