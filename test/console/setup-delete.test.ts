@@ -16,11 +16,7 @@ describe('the console: deleting endpoints, addresses and domains', { skip: brows
   const focused = async (expected: string) => {
     const key = () => (document.activeElement as HTMLElement).dataset.focus ?? document.activeElement?.id;
     await page
-      .waitForFunction(
-        (wanted) => ((document.activeElement as HTMLElement).dataset.focus ?? document.activeElement?.id) === wanted,
-        expected,
-        { timeout: 5000 },
-      )
+      .waitForFunction(`(${key})() === ${JSON.stringify(expected)}`, undefined, { timeout: 5000 })
       .catch(() => {});
     return page.evaluate(key);
   };
