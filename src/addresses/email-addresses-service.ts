@@ -124,18 +124,29 @@ export class EmailAddressesService {
     return { items: await this.present(accountId, rows), total: Number(count.n) };
   }
 
-  /** The account's active addresses on verified domains (those that receive mail), with since when each exists. */
+  /** The account's active addresses on verified domains (those that receive mail), with since when each receives. */
   async receiving(accountId: string): Promise<Array<{ id: string; address: string; since: string }>> {
     const rows = await this.db
       .selectFrom('email_addresses')
       .innerJoin('domains', 'domains.id', 'email_addresses.domain_id')
-      .select(['email_addresses.id', 'email_addresses.address', 'email_addresses.created_at'])
+      .select([
+        'email_addresses.id',
+        'email_addresses.address',
+        'email_addresses.activated_at',
+        'email_addresses.created_at',
+        'domains.verified_at',
+      ])
       .where('email_addresses.account_id', '=', accountId)
       .where('email_addresses.is_active', '=', 1)
       .where('domains.status', '=', 'verified')
       .orderBy('email_addresses.id')
       .execute();
-    return rows.map((row) => ({ id: row.id, address: row.address, since: row.created_at }));
+    // It receives from when it was switched on, or from when its domain was verified if that came later.
+    return rows.map((row) => ({
+      id: row.id,
+      address: row.address,
+      since: [row.activated_at ?? row.created_at, row.verified_at ?? ''].sort().at(-1)!,
+    }));
   }
 
   async get(accountId: string, id: string): Promise<EmailAddress> {
@@ -186,6 +197,7 @@ export class EmailAddressesService {
           endpoint_id: input.endpointId ?? null,
           webhook_id: input.webhookId ?? null,
           is_active: toFlag(input.isActive ?? true),
+          activated_at: (input.isActive ?? true) ? now : null,
           created_at: now,
           updated_at: now,
         })
@@ -211,11 +223,13 @@ export class EmailAddressesService {
       changes.webhook_id = update.webhookId;
       if (update.webhookId) changes.endpoint_id = null;
     }
+    const now = isoNow(this.clock);
     if (update.isActive !== undefined) changes.is_active = toFlag(update.isActive);
+    if (update.isActive && !fromFlag(row.is_active)) changes.activated_at = now;
     if (Object.keys(changes).length > 0) {
       await this.db
         .updateTable('email_addresses')
-        .set({ ...changes, updated_at: isoNow(this.clock) })
+        .set({ ...changes, updated_at: now })
         .where('id', '=', row.id)
         .execute();
     }

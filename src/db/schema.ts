@@ -114,6 +114,8 @@ export interface EmailAddressesTable {
   retention_days?: number | null;
   /** Set: none of its mail expires, whatever the retention periods say (defaults to 0). */
   legal_hold?: Flag;
+  /** When it was created active or last switched on; null while it has never been active (migration 0024). */
+  activated_at?: string | null;
 }
 
 export interface ThreadsTable {

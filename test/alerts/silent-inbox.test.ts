@@ -83,3 +83,23 @@ test('switching the silent period off clears the alerts it raised', async () => 
   const all = await world.api.get('/api/v2/alerts?limit=2');
   assert.deepEqual(all.body.pagination, { limit: 2, offset: 0, total: 3, hasMore: true });
 });
+
+test('an address switched off for days and on again is silent only a period after it was switched on', async () => {
+  const quietId = (await world.api.get('/api/v2/email-addresses')).body.data.find(
+    (address: { address: string }) => address.address === 'quiet@silent.test',
+  ).id;
+  assert.equal((await world.api.put(`/api/v2/email-addresses/${quietId}`, { isActive: false })).status, 200);
+  world.clock.advanceMinutes(48 * 60);
+  assert.equal((await world.api.put(`/api/v2/email-addresses/${quietId}`, { isActive: true })).status, 200);
+  assert.equal((await world.api.put('/api/v2/alerts/settings', { silentAfterHours: 24 })).status, 200);
+  // busy@ and the domain have been quiet for two days; quiet@ receives again since a moment ago.
+  await waitForAlert(world.stream, 'alert.raised', 'busy@silent.test');
+  await waitForAlert(world.stream, 'alert.raised', 'silent.test');
+  await completeCheckPasses(world, domainId);
+  assert.deepEqual(sorted(alertEvents(world.stream).slice(6)), [
+    ['alert.raised', 'silent_inbox', 'busy@silent.test'],
+    ['alert.raised', 'silent_inbox', 'silent.test'],
+  ]);
+  world.clock.advanceMinutes(24 * 60);
+  await waitForAlert(world.stream, 'alert.raised', 'quiet@silent.test');
+});
