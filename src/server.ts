@@ -202,7 +202,7 @@ export async function serveSandbox(): Promise<void> {
       `  API key   ${sandbox.key} (${keyNote})`,
       `  HTTP      ${bound.httpUrl}`,
       `  SMTP      ${smtp}`,
-      `  Address   ${sandbox.address} (any other address @${SANDBOX_DOMAIN} is kept too, by the catch-all)`,
+      `  Address   ${sandbox.address}${sandbox.catchAll ? ` (any other address @${SANDBOX_DOMAIN} is kept too, by the catch-all)` : ''}`,
       'Send a mail:',
       `  swaks --server ${smtp} --from you@example.com --to ${sandbox.address}`,
       'Read it:',

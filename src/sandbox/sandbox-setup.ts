@@ -24,12 +24,15 @@ export interface Sandbox {
   key: string;
   address: string;
   domainId: string;
+  /** Whether the domain's other addresses are accepted too (a rerun keeps the user's choice). */
+  catchAll: boolean;
 }
 
 /**
  * Makes the sandbox exist, through the same services the API uses: the default account, the sandbox domain verified
  * by the real check against the sandbox DNS server, an active address, and a catch-all whose endpoint is switched off
- * (so any other address on the domain is accepted and stored, with no delivery). A rerun finds what is there.
+ * (so any other address on the domain is accepted and stored, with no delivery). A rerun finds what is there and
+ * only makes sure the domain is verified and its address is active.
  */
 export async function setUpSandbox(
   services: SandboxServices,
@@ -47,6 +50,7 @@ export async function setUpSandbox(
   const accountId = (await accounts.findByName(DEFAULT_ACCOUNT))!.id;
 
   let domain = await findDomain(domains, accountId);
+  const created = !domain;
   if (!domain) domain = (await domains.create(accountId, SANDBOX_DOMAIN)).domain;
   // The zone lives in memory, so each run publishes the records the domain was created with.
   dns.publish((await domains.dnsRecords(accountId, domain.id)).records.filter((record) => record.isRequired));
@@ -58,7 +62,8 @@ export async function setUpSandbox(
     domain = checked.domain;
   }
 
-  if (!domain.isCatchAllEnabled) {
+  // Only a new sandbox gets the catch-all: a rerun keeps what the user made of the domain since.
+  if (created) {
     const endpoint = await endpoints.create(accountId, {
       name: 'Sandbox catch-all',
       type: 'webhook',
@@ -73,7 +78,7 @@ export async function setUpSandbox(
   const inbox = existing.find((address) => address.address === SANDBOX_ADDRESS);
   if (!inbox) await addresses.create(accountId, { address: SANDBOX_ADDRESS, domainId: domain.id });
   else if (!inbox.isActive) await addresses.update(accountId, inbox.id, { isActive: true });
-  return { key, address: SANDBOX_ADDRESS, domainId: domain.id };
+  return { key, address: SANDBOX_ADDRESS, domainId: domain.id, catchAll: created || domain.isCatchAllEnabled };
 }
 
 async function findDomain(domains: DomainsService, accountId: string): Promise<Domain | undefined> {

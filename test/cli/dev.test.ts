@@ -24,7 +24,7 @@ function printed(stdout: string) {
   const key = stdout.match(/^ {2}API key {3}(mr_\w+) /m)?.[1];
   const http = stdout.match(/^ {2}HTTP {6}(http:\/\/\S+)$/m)?.[1];
   const smtp = stdout.match(/^ {2}SMTP {6}(\S+)$/m)?.[1];
-  const address = stdout.match(/^ {2}Address {3}(\S+) /m)?.[1];
+  const address = stdout.match(/^ {2}Address {3}(\S+)/m)?.[1];
   assert.ok(swaks && curl && key && http && smtp && address, stdout);
   assert.equal(curl[1], key);
   assert.equal(curl[2], http);
@@ -82,6 +82,14 @@ test('mailroom dev: a rerun on the same folder keeps the domain, address and mai
     const before = printed(first.stdout());
     assert.equal((await sendMail({ host: before.host, port: before.port, to: before.to, subject: 'Before' })).ok, true);
     await findMail(before.http, before.key, 'Before');
+    assert.match(
+      first.stdout(),
+      /^ {2}Address {3}inbox@mailroom\.test \(any other address @mailroom\.test is kept too/m,
+    );
+    // What the user changes stays changed: here the catch-all, switched off.
+    const firstApi = apiClient(before.http, before.key);
+    const [domain] = (await firstApi.get('/api/v2/domains')).body.data;
+    assert.equal((await firstApi.put(`/api/v2/domains/${domain.id}`, { isCatchAllEnabled: false })).status, 200);
     assert.equal(await first.stop(), 0);
 
     const second = await startDev(folder);
@@ -92,8 +100,18 @@ test('mailroom dev: a rerun on the same folder keeps the domain, address and mai
       const api = apiClient(after.http, after.key);
       const domains = await api.get('/api/v2/domains');
       assert.deepEqual(
-        domains.body.data.map((d: { domain: string; status: string }) => [d.domain, d.status]),
-        [['mailroom.test', 'verified']],
+        domains.body.data.map((d: { domain: string; status: string; isCatchAllEnabled: boolean }) => [
+          d.domain,
+          d.status,
+          d.isCatchAllEnabled,
+        ]),
+        [['mailroom.test', 'verified', false]],
+      );
+      assert.match(second.stdout(), /^ {2}Address {3}inbox@mailroom\.test$/m);
+      const endpoints = await api.get('/api/v2/endpoints');
+      assert.deepEqual(
+        endpoints.body.data.map((e: { name: string }) => e.name),
+        ['Sandbox catch-all'],
       );
       const addresses = await api.get('/api/v2/email-addresses');
       assert.deepEqual(
