@@ -25,6 +25,40 @@ function editableConfig(endpoint) {
   return config;
 }
 
+/** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
+function newSigningSecret() {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** The webhook's signing secret, with a button that makes one; shown for webhooks only. */
+function secretField(endpoint, type) {
+  const secret = h('input', {
+    type: 'text',
+    name: 'secret',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    value: endpoint?.config?.secret ?? '',
+  });
+  const generate = h('button', { type: 'button', class: 'small' }, 'Generate');
+  generate.addEventListener('click', () => {
+    secret.value = newSigningSecret();
+    secret.focus();
+  });
+  const wrapper = field(
+    'Signing secret',
+    secret,
+    'Set: each webhook carries a Standard Webhooks signature (webhook-signature) made with it. Empty: unsigned.',
+  );
+  secret.after(' ', generate);
+  const showFor = (chosen) => {
+    wrapper.hidden = chosen !== 'webhook';
+  };
+  showFor(type.value);
+  type.addEventListener('change', () => showFor(type.value));
+  return { wrapper, value: () => secret.value.trim() };
+}
+
 function successRate(stats) {
   if (!stats || stats.total === 0) return 'no deliveries yet';
   return `${Math.round((stats.successful / stats.total) * 100)}% of ${stats.total} delivered`;
@@ -47,6 +81,7 @@ function endpointForm({ endpoint, onDone }) {
   type.addEventListener('change', () => {
     targetField.querySelector('label').textContent = TARGETS[type.value].label;
   });
+  const secret = secretField(endpoint, type);
   const description = h('input', { type: 'text', name: 'description', value: endpoint?.description ?? '' });
   const submit = h(
     'button',
@@ -56,11 +91,10 @@ function endpointForm({ endpoint, onDone }) {
   const form = inlineForm(
     () =>
       act(submit, async () => {
-        const body = {
-          name: name.value.trim(),
-          description: description.value.trim() || null,
-          config: { ...editableConfig(endpoint), ...TARGETS[type.value].write(target.value.trim()) },
-        };
+        const { secret: _previous, ...kept } = editableConfig(endpoint);
+        const config = { ...kept, ...TARGETS[type.value].write(target.value.trim()) };
+        if (type.value === 'webhook' && secret.value()) config.secret = secret.value();
+        const body = { name: name.value.trim(), description: description.value.trim() || null, config };
         if (endpoint) await put(`/api/v2/endpoints/${encodeURIComponent(endpoint.id)}`, body);
         else await post('/api/v2/endpoints', { ...body, type: type.value, description: body.description ?? undefined });
         notify(endpoint ? `Saved ${body.name}` : `Created ${body.name}`);
@@ -69,6 +103,7 @@ function endpointForm({ endpoint, onDone }) {
     field('Endpoint name', name),
     field('Type', type),
     targetField,
+    secret.wrapper,
     field('Description', description),
     submit,
   );
@@ -221,6 +256,14 @@ export function addressesSection(addresses, domains, endpoints, refresh) {
     { name: 'domainId', required: true },
     domains.map((one) => h('option', { value: one.id }, one.domain)),
   );
+  // The domain follows what is typed after the @: the longest listed domain it is or is under.
+  address.addEventListener('input', () => {
+    const typed = address.value.trim().toLowerCase().split('@')[1] ?? '';
+    const [match] = domains
+      .filter((one) => typed === one.domain || typed.endsWith(`.${one.domain}`))
+      .sort((a, b) => b.domain.length - a.domain.length);
+    if (match) domain.value = match.id;
+  });
   const endpoint = endpointSelect(endpoints, { name: 'endpointId', selectedId: '', emptyLabel: NO_ROUTING });
   const submit = h('button', { type: 'submit', class: 'primary', 'data-focus': 'address-create' }, 'Create address');
   const form = inlineForm(
