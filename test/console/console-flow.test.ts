@@ -100,7 +100,12 @@ describe('the console end to end: setup, live inbox, message, deliveries, search
 
   test('mail sent over SMTP appears in the open inbox within a second, without a reload', async () => {
     await page.getByRole('link', { name: 'Inbox' }).click();
-    await page.getByText('No mail matches.').waitFor();
+    // An empty mailbox says where mail comes from, with a way to Setup.
+    const empty = page.locator('.mail-list .empty');
+    await empty.waitFor();
+    assert.match(await empty.innerText(), /^No mail yet\. Mail sent to an active address shows here/);
+    const toSetup = empty.getByRole('link', { name: 'set up a domain and an address' });
+    assert.equal(await toSetup.getAttribute('href'), '#/setup');
     const events = await fetch(`${server.baseUrl}/api/v2/events`, {
       headers: { authorization: `Bearer ${server.apiKey}` },
     });
@@ -169,7 +174,7 @@ describe('the console end to end: setup, live inbox, message, deliveries, search
     assert.equal(await row.count(), 1);
     const failed = (await api.get(`/api/v2/deliveries?emailId=${emailId}`)).body.data[0];
     assert.equal(failed.status, 'failed');
-    assert.match(await row.locator('.response').innerText(), /^HTTP 500 · \d+ ms/);
+    assert.match(await row.locator('.response').innerText(), /^HTTP 500 · \d+ ms$/);
     await screenshot(page, 'delivery-log');
     receiver.answer({ status: 200, body: 'ok' });
     await row.getByRole('button', { name: 'Retry' }).click();

@@ -19,9 +19,11 @@ function retryButton(delivery, onDone) {
 function responseSummary(delivery) {
   const response = delivery.responseData ?? {};
   const parts = [];
-  if (response.responseCode) parts.push(`HTTP ${response.responseCode}`);
+  const status = response.responseCode ? `HTTP ${response.responseCode}` : null;
+  if (status) parts.push(status);
   if (typeof response.deliveryTime === 'number') parts.push(`${response.deliveryTime} ms`);
-  if (delivery.lastError) parts.push(delivery.lastError);
+  // A refusal's error is often just its status, said once already.
+  if (delivery.lastError && delivery.lastError !== status) parts.push(delivery.lastError);
   return parts.join(' · ') || '—';
 }
 

@@ -161,6 +161,18 @@ async function firstAnswer(path) {
   }
 }
 
+/** What an empty list says: no match for the filters, or, with no mail received at all, where mail comes from. */
+function emptyList(answer) {
+  if ((answer.filters?.uniqueDomains ?? []).length > 0) return h('li', { class: 'empty' }, 'No mail matches.');
+  return h(
+    'li',
+    { class: 'empty' },
+    'No mail yet. Mail sent to an active address shows here as it arrives: ',
+    h('a', { href: '#/setup' }, 'set up a domain and an address'),
+    ', or try the sandbox (npx mailroom dev), which has one ready.',
+  );
+}
+
 export async function showInbox(container) {
   inboxHash = location.hash;
   const filters = readFilters();
@@ -181,10 +193,7 @@ export async function showInbox(container) {
   const render = () => {
     // A refresh rebuilds the rows: the keyboard stays on the row it was on, found again by its email id.
     const focusedId = list.contains(document.activeElement) ? document.activeElement.dataset.emailId : undefined;
-    replace(
-      list,
-      answer.emails.length === 0 ? h('li', { class: 'empty' }, 'No mail matches.') : answer.emails.map(mailRow),
-    );
+    replace(list, answer.emails.length === 0 ? emptyList(answer) : answer.emails.map(mailRow));
     replace(footer, pager('#/inbox', { ...answer.pagination, count: answer.emails.length }));
     if (focusedId) list.querySelector(`[data-email-id="${CSS.escape(focusedId)}"]`)?.focus();
   };
