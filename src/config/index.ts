@@ -70,6 +70,8 @@ export interface Config {
   delivery: {
     /** Attempts one process runs at once. */
     concurrency: number;
+    /** Of those, how many one endpoint (or legacy webhook) may hold, so that a slow one cannot stall the others. */
+    concurrencyPerTarget: number;
     /** Multiplies the retry schedule; below 1 only to make tests and benches run in seconds. */
     retryScale: number;
     /** How long a claimed job stays owned without a heartbeat before another worker takes it. */
@@ -195,6 +197,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,
+      concurrencyPerTarget: Math.min(
+        e.DELIVERY_CONCURRENCY,
+        e.DELIVERY_CONCURRENCY_PER_ENDPOINT ?? Math.ceil(e.DELIVERY_CONCURRENCY / 4),
+      ),
       retryScale: e.DELIVERY_RETRY_SCALE,
       leaseMs: e.DELIVERY_LEASE_SECONDS * 1000,
       pollMs: e.DELIVERY_POLL_SECONDS * 1000,

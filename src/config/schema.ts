@@ -84,6 +84,7 @@ export const EnvSchema = Type.Object({
   /** `user+tag@domain` falls back to `user@domain` when no address matches it exactly. */
   SUBADDRESSING: Flag(true),
   DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+  DELIVERY_CONCURRENCY_PER_ENDPOINT: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   DELIVERY_RETRY_SCALE: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
   DELIVERY_LEASE_SECONDS: Seconds(30, 1),
   DELIVERY_POLL_SECONDS: Seconds(5),

@@ -36,6 +36,7 @@ export interface DeliverySystemOptions {
     relayUrl?: string;
     mxPort: number;
     concurrency: number;
+    concurrencyPerTarget: number;
     retryScale: number;
     leaseMs: number;
     pollMs: number;
@@ -95,6 +96,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     now,
     settings: {
       concurrency: settings.concurrency,
+      concurrencyPerTarget: settings.concurrencyPerTarget,
       maxWaiting: MAX_WAITING_PER_SLOT * settings.concurrency,
       leaseMs: settings.leaseMs,
       pollMs: settings.pollMs,

@@ -3,11 +3,13 @@ import type { Logger } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
 import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import type { JobRunner } from './job-runner.ts';
-import type { OutboxStore } from './outbox-store.ts';
+import type { DeliveryJob, OutboxStore } from './outbox-store.ts';
 
 export interface WorkerSettings {
   /** Attempts sending at once; as many again may wait for their record (see `sending`). */
   concurrency: number;
+  /** Of those, how many may send to one target (an endpoint or a legacy webhook). */
+  concurrencyPerTarget: number;
   /** Jobs taken already leased that may wait in memory for a slot (see `newJobLease`). */
   maxWaiting: number;
   leaseMs: number;
@@ -24,7 +26,8 @@ export interface WorkerSettings {
  * is sooner; each of those looks first asks the database for the earliest due job (its own retries, other
  * processes', expired leases) and claims only when one is due. Leases of jobs in flight are renewed every third of
  * the lease, with those taken and waiting for a slot, so only a dead (or frozen) worker's jobs are ever taken over;
- * a job still waiting a beat later is handed back instead (see beat).
+ * a job still waiting a beat later is handed back instead (see beat). One target holds at most
+ * `concurrencyPerTarget` slots: a receiver that hangs delays its own jobs, not every other endpoint's.
  */
 export class DeliveryWorker {
   /** Unique per process start: a restarted process must not inherit its dead predecessor's leases. */
@@ -39,12 +42,14 @@ export class DeliveryWorker {
   /** Jobs launched and not yet recorded, whose leases the worker renews. */
   private readonly inflight = new Map<string, Promise<void>>();
   /**
-   * The launched jobs whose attempt is still sending. Only these hold a slot: a finished attempt waits for its record
+   * The launched jobs whose attempt is still sending, with their targets. Only these hold a slot: a finished attempt waits for its record
    * to commit (on SQLite, for the write lock ingest's writer holds most of the time under load), and if it held its
    * slot meanwhile, new jobs would find none and be left for a claim, which reads the email back and sanitizes it
    * again.
    */
-  private readonly sending = new Set<string>();
+  private readonly sending = new Map<string, string>();
+  /** How many jobs are sending to each target. */
+  private readonly sendingPerTarget = new Map<string, number>();
   /** Jobs taken already leased, waiting for a slot. */
   private readonly waiting: RunnableJob[] = [];
   /**
@@ -147,10 +152,22 @@ export class DeliveryWorker {
     this.launchWaiting();
   }
 
+  /** Launches waiting jobs in arrival order while slots are open, passing over those whose target has none left. */
   private launchWaiting(): void {
-    while (!this.stopped && this.waiting.length > 0 && this.openSlots() > 0) {
-      this.launch(this.waiting.shift()!);
+    for (let index = 0; index < this.waiting.length && !this.stopped && this.openSlots() > 0; ) {
+      if (this.targetHasRoom(this.waiting[index]!.job)) this.launch(this.waiting.splice(index, 1)[0]!);
+      else index++;
     }
+  }
+
+  private targetHasRoom(job: DeliveryJob): boolean {
+    return (this.sendingPerTarget.get(job.target_id) ?? 0) < this.settings.concurrencyPerTarget;
+  }
+
+  /** Targets holding all the slots they may: a claim leaves their jobs for later. */
+  private fullTargets(): string[] {
+    const { concurrencyPerTarget } = this.settings;
+    return [...this.sendingPerTarget].filter(([, count]) => count >= concurrencyPerTarget).map(([target]) => target);
   }
 
   private holds(id: string): boolean {
@@ -202,10 +219,19 @@ export class DeliveryWorker {
         while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
           const wakeUpsBefore = this.wakeUps;
-          const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs);
-          // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here.
-          for (const job of jobs) if (!this.holds(job.id)) this.launch({ job });
-          // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first).
+          const jobs = await this.store.claim(
+            this.owner,
+            wanted,
+            this.now(),
+            this.settings.leaseMs,
+            this.fullTargets(),
+          );
+          // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here. One claim
+          // may bring a target more jobs than it has room for: those wait for its slots.
+          for (const job of jobs) if (!this.holds(job.id)) this.waiting.push({ job });
+          this.launchWaiting();
+          // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first);
+          // the jobs of full targets are, until one of their slots frees (see freeSlot).
           if (jobs.length < wanted) {
             // Every job left pending before the claim began is taken: fresh ones may be leased again.
             this.pendingLeftBehind = false;
@@ -260,12 +286,13 @@ export class DeliveryWorker {
 
   /** Open slots that no job waiting will take. */
   private freeSlots(): number {
-    return this.openSlots() - this.waiting.length;
+    return this.openSlots() - this.waiting.filter(({ job }) => this.targetHasRoom(job)).length;
   }
 
   private launch(runnable: RunnableJob): void {
     const { job } = runnable;
-    this.sending.add(job.id);
+    this.sending.set(job.id, job.target_id);
+    this.sendingPerTarget.set(job.target_id, (this.sendingPerTarget.get(job.target_id) ?? 0) + 1);
     const running = this.runner
       .run(runnable, this.owner, () => this.attempted(job.id))
       .then((retryAt) => {
@@ -281,7 +308,7 @@ export class DeliveryWorker {
         log({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
-        this.sending.delete(job.id);
+        this.freeSlot(job.id);
         this.inflight.delete(job.id);
         this.launchWaiting();
         if (this.dueMayExist) this.pump();
@@ -291,9 +318,21 @@ export class DeliveryWorker {
 
   /** Frees the slot of a job whose attempt is over, while its record commits. */
   private attempted(id: string): void {
-    if (!this.sending.delete(id)) return;
+    if (!this.freeSlot(id)) return;
     this.launchWaiting();
     if (this.dueMayExist) this.pump();
+  }
+
+  /** Frees a job's slot, if it holds one; a target that was full may have due jobs that claims left out since. */
+  private freeSlot(id: string): boolean {
+    const target = this.sending.get(id);
+    if (target === undefined) return false;
+    this.sending.delete(id);
+    const count = this.sendingPerTarget.get(target) ?? 1;
+    if (count >= this.settings.concurrencyPerTarget) this.dueMayExist = true;
+    if (count > 1) this.sendingPerTarget.set(target, count - 1);
+    else this.sendingPerTarget.delete(target);
+    return true;
   }
 
   /**

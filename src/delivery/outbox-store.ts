@@ -128,9 +128,16 @@ export class OutboxStore {
   /**
    * Claims up to `limit` due jobs: pending ones whose time has come, and processing ones whose lease ran out (their
    * worker died). While leased, `next_attempt_at` holds the lease expiry, so one index range finds both. PostgreSQL
-   * skips rows another process is claiming; SQLite has one writer, so the statement is atomic on its own.
+   * skips rows another process is claiming; SQLite has one writer, so the statement is atomic on its own. Jobs for
+   * `excludedTargets` (those whose slots are all taken in this process) are left for later.
    */
-  async claim(owner: string, limit: number, now: Date, leaseMs: number): Promise<DeliveryJob[]> {
+  async claim(
+    owner: string,
+    limit: number,
+    now: Date,
+    leaseMs: number,
+    excludedTargets: readonly string[] = [],
+  ): Promise<DeliveryJob[]> {
     const nowIso = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
     let due = this.db
@@ -138,6 +145,7 @@ export class OutboxStore {
       .select('id')
       .where('status', 'in', ['pending', 'processing'])
       .where('next_attempt_at', '<=', nowIso)
+      .$if(excludedTargets.length > 0, (query) => query.where('target_id', 'not in', excludedTargets))
       .orderBy('next_attempt_at')
       .limit(limit);
     if (this.postgres) due = due.forUpdate().skipLocked();
