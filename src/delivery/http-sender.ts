@@ -93,35 +93,40 @@ export function createHttpSender(guard: AddressGuard) {
         resolve({ headers: {}, body: '', durationMs: 0, error: (error as Error).message, blocked: true });
         return;
       }
+      /** The response, once its status line and headers arrived, and the start of its body. */
+      let answered: { response: http.IncomingMessage; chunks: Buffer[] } | undefined;
+      const answer = () =>
+        finish({
+          statusCode: answered!.response.statusCode,
+          headers: answered!.response.headers,
+          body: Buffer.concat(answered!.chunks).toString('utf8').slice(0, RESPONSE_BODY_CHARS),
+        });
       const timer = setTimeout(() => {
+        // A receiver that answered and is slow to send its body has answered: its status decides, not the timeout.
+        if (answered) answer();
+        else finish({ headers: {}, body: '', error: `Request timeout after ${request.timeoutMs / 1000}s` });
         req.destroy();
-        finish({ headers: {}, body: '', error: `Request timeout after ${request.timeoutMs / 1000}s` });
       }, request.timeoutMs);
       req.on('error', (error) => {
         const blocked = error instanceof BlockedAddress;
         finish({ headers: {}, body: '', error: blocked ? error.message : describeNetworkError(error), blocked });
       });
       req.on('response', (response) => {
-        const chunks: Buffer[] = [];
+        answered = { response, chunks: [] };
+        const { chunks } = answered;
         let read = 0;
-        const done = () =>
-          finish({
-            statusCode: response.statusCode,
-            headers: response.headers,
-            body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_CHARS),
-          });
         response.on('data', (chunk: Buffer) => {
           if (read >= MAX_READ_BYTES) return;
           chunks.push(chunk);
           read += chunk.length;
           if (read >= MAX_READ_BYTES) {
-            done();
+            answer();
             response.destroy();
           }
         });
-        response.on('end', done);
-        response.on('error', done);
-        response.on('close', done);
+        response.on('end', answer);
+        response.on('error', answer);
+        response.on('close', answer);
       });
       req.end(request.body);
     });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createHttpSender } from '../../src/delivery/http-sender.ts';
@@ -305,6 +307,23 @@ describe('HTTP sending', () => {
     const outcome = await open.post(post(receiver.url, 300));
     assert.equal(outcome.statusCode, undefined);
     assert.equal(outcome.error, 'Request timeout after 0.3s');
+  });
+
+  test('a 200 whose body is still arriving at the timeout counts as a 200, with the body read so far', async () => {
+    const trickling = createServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write('accepted');
+    });
+    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = trickling.address() as AddressInfo;
+      const outcome = await open.post(post(`http://127.0.0.1:${port}/hook`, 300));
+      assert.deepEqual([outcome.statusCode, outcome.body, outcome.error], [200, 'accepted', undefined]);
+    } finally {
+      trickling.closeAllConnections();
+      trickling.close();
+    }
   });
 
   test('the SSRF guard applies to the resolved address of a host name, not only to IP literals', async () => {
