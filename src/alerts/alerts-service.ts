@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { type Clock, Invalid, isoNow, type Logger, NotFound } from '../core/index.ts';
 import type { Database, Db } from '../db/index.ts';
 import type { FailedDelivery } from '../delivery/index.ts';
+import { signingSecretProblem } from '../endpoints/index.ts';
 import type { AlertChanges, AlertChecks } from './alert-checks.ts';
 import { clearAlerts, raiseAlert } from './alert-log.ts';
 import { type Alert, type AlertSettings, toAlert } from './alert-model.ts';
@@ -85,6 +86,8 @@ export class AlertsService {
       await this.#assertPublicUrl(endpointUrl);
     }
     if (secret !== undefined && secret.length < 16) throw new Invalid('secret must be at least 16 characters');
+    const secretProblem = secret === undefined ? undefined : signingSecretProblem(secret);
+    if (secretProblem) throw new Invalid(secretProblem);
     if (
       silentAfterHours !== undefined &&
       silentAfterHours !== null &&

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-
-const STANDARD_PREFIX = 'whsec_';
+import { STANDARD_SECRET_PREFIX } from '../endpoints/index.ts';
 
 /**
  * The HMAC key of an endpoint secret. A `whsec_<base64>` secret is used as Standard Webhooks defines it (the decoded
@@ -8,8 +7,8 @@ const STANDARD_PREFIX = 'whsec_';
  * `new Webhook(new TextEncoder().encode(secret), { format: 'raw' })`.
  */
 export function signingKey(secret: string): Buffer {
-  if (secret.startsWith(STANDARD_PREFIX)) {
-    const decoded = Buffer.from(secret.slice(STANDARD_PREFIX.length), 'base64');
+  if (secret.startsWith(STANDARD_SECRET_PREFIX)) {
+    const decoded = Buffer.from(secret.slice(STANDARD_SECRET_PREFIX.length), 'base64');
     if (decoded.length > 0) return decoded;
   }
   return Buffer.from(secret, 'utf8');

@@ -50,6 +50,19 @@ export interface ConfigChecks {
   isVerifiedDomain(domain: string): Promise<boolean>;
 }
 
+/** Standard Webhooks secrets: the prefix, then the key in base64, which receivers' libraries decode strictly. */
+export const STANDARD_SECRET_PREFIX = 'whsec_';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Why a signing secret cannot be verified by Standard Webhooks libraries, or undefined when it can. */
+export function signingSecretProblem(secret: string): string | undefined {
+  if (!secret.startsWith(STANDARD_SECRET_PREFIX)) return undefined;
+  const key = secret.slice(STANDARD_SECRET_PREFIX.length);
+  if (key !== '' && BASE64.test(key)) return undefined;
+  return 'A whsec_ secret must be base64 after its prefix (Standard Webhooks libraries decode it)';
+}
+/^(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$|^(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$/;
+
 function invalid(details: string): Invalid {
   return new Invalid('Invalid configuration', { details });
 }
@@ -115,6 +128,8 @@ export function webhookSettings(config: Record<string, unknown>): WebhookSetting
   }
   if (headers !== undefined) assertSendableHeaders(headers as Record<string, string>);
   const secret = optionalString(config, 'secret');
+  const secretProblem = secret === undefined ? undefined : signingSecretProblem(secret);
+  if (secretProblem) throw invalid(secretProblem);
   return {
     url,
     ...(secret ? { secret } : {}),

@@ -12,6 +12,8 @@ export {
   DEFAULT_TIMEOUT_SECONDS,
   ENDPOINT_TYPES,
   type EndpointType,
+  STANDARD_SECRET_PREFIX,
+  signingSecretProblem,
 } from './endpoint-config.ts';
 export {
   type Endpoint,

@@ -144,6 +144,10 @@ test('GET and PUT /api/v2/alerts/settings: fields left out stay, bad values are 
     [{ endpointUrl: 'ftp://example.com/x' }, 'endpointUrl must be an http or https URL'],
     [{ endpointUrl: 'not a url' }, 'endpointUrl must be an http or https URL'],
     [{ secret: 'short' }, 'secret must be at least 16 characters'],
+    [
+      { secret: 'whsec_not-base64-at-all' },
+      'A whsec_ secret must be base64 after its prefix (Standard Webhooks libraries decode it)',
+    ],
   ] as const) {
     const answer = await world.api.put('/api/v2/alerts/settings', body);
     assert.deepEqual([answer.status, answer.body], [400, { error }], JSON.stringify(body));

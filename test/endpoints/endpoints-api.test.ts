@@ -201,6 +201,16 @@ describe('POST /endpoints', () => {
         'Invalid value for header X-A: line breaks and control characters are not allowed',
       ],
       ['secret as a number', webhook({ secret: 42 }), 'secret must be a string'],
+      [
+        'a whsec_ secret that is not base64',
+        webhook({ secret: 'whsec_abc' }),
+        'A whsec_ secret must be base64 after its prefix (Standard Webhooks libraries decode it)',
+      ],
+      [
+        'a whsec_ secret with nothing after it',
+        webhook({ secret: 'whsec_' }),
+        'A whsec_ secret must be base64 after its prefix (Standard Webhooks libraries decode it)',
+      ],
       ['config as a string', { type: 'webhook', config: 'https://x.example.com' }, 'Configuration must be an object'],
       [
         'email without forwardTo',
