@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Clock, Page } from '../core/index.ts';
-import { Invalid, NotFound, newId } from '../core/index.ts';
+import { Conflict, Invalid, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 import type { DeliveryTargets } from '../endpoints/index.ts';
 import { hasEmail } from '../mail/index.ts';
@@ -32,6 +32,7 @@ export interface ReplayQuery {
 }
 
 const ALREADY_SUCCEEDED = 'Delivery already succeeded. Use resend to deliver again.';
+const IN_FLIGHT = 'Delivery is being attempted now: retry it once this attempt is recorded';
 
 function isoOrThrow(value: string | undefined, name: string): string | undefined {
   if (value === undefined) return undefined;
@@ -112,6 +113,8 @@ export class DeliveryService {
       if (chosen.length === 0) throw new Invalid(ALREADY_SUCCEEDED);
     }
     if (chosen.length === 1 && chosen[0]!.status === 'success') throw new Invalid(ALREADY_SUCCEEDED);
+    // A job in flight is left alone by requeue; queued would be a promise nobody keeps.
+    if (chosen.length === 1 && chosen[0]!.status === 'processing') throw new Conflict(IN_FLIGHT);
     await this.requeue(chosen.map((row) => row.id));
     return chosen.map((row) => row.id);
   }

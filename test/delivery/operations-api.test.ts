@@ -187,6 +187,27 @@ describe('retrying an email delivery', () => {
     }
   });
 
+  test('a delivery being attempted is not queued again: 409, and it ends as its attempt does', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 0 });
+    let answer!: () => void;
+    receiver.answer({ status: 500, after: new Promise<void>((resolve) => (answer = resolve)) });
+    const emailId = await deliver(address);
+    await receiver.waitForRequests(1);
+    const [inFlight] = (await api.get(`/api/v2/deliveries?emailId=${emailId}`)).body.data;
+    assert.equal(inFlight.status, 'processing');
+    const error = 'Delivery is being attempted now: retry it once this attempt is recorded';
+    for (const [path, body] of [
+      [`/api/v2/emails/${emailId}/retry-delivery`, { deliveryId: inFlight.id }],
+      [`/api/e2/emails/${emailId}/retry`, { delivery_id: inFlight.id }],
+    ] as const) {
+      const response = await api.post(path, body);
+      assert.deepEqual([response.status, response.body], [409, { error }], path);
+    }
+    answer();
+    const failed = await waitForDelivery(api, emailId);
+    assert.deepEqual([failed.status, failed.attempts], ['failed', 1]);
+  });
+
   test('v2 retry-delivery queues the delivery by id', async () => {
     const { address } = await webhookAddress({ retryAttempts: 0 });
     receiver.answer({ status: 500 }, { status: 200 });

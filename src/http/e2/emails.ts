@@ -4,7 +4,7 @@ import type { DeliveryService } from '../../delivery/index.ts';
 import type { MailFilter, MailService } from '../../mail/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { pagination } from '../pagination.ts';
-import { errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
 import { E2RetrySchema, presentE2Retry } from '../shared/presenters/deliveries.ts';
 import { E2EmailItemSchema, E2EmailSchema, presentE2Email, presentE2EmailItem } from './presenters/emails.ts';
@@ -198,7 +198,7 @@ export function retryEmail(app: Api, { tags, deliveries }: { tags: Tags; deliver
           endpoint_id: Type.Optional(Type.String()),
           delivery_id: Type.Optional(Type.String()),
         }),
-        response: { 200: E2RetrySchema, ...errorResponses },
+        response: { 200: E2RetrySchema, 409: ErrorBody, ...errorResponses },
       },
     },
     async (request) => {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Invalid } from '../../core/index.ts';
 import type { DeliveryService } from '../../delivery/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
-import { errorResponses, IdParams } from '../schemas.ts';
+import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
 import { paginatedListRoute } from '../shared/paginated-list.ts';
 import {
@@ -33,7 +33,7 @@ export function retryDelivery(app: Api, { tags, deliveries }: DeliveryRouteOptio
         consumes: BodyTypes,
         params: IdParams,
         body: Type.Object({ deliveryId: Type.Optional(Type.String()) }),
-        response: { 200: V2RetrySchema, ...errorResponses },
+        response: { 200: V2RetrySchema, 409: ErrorBody, ...errorResponses },
       },
     },
     async (request) => {
