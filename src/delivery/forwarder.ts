@@ -52,8 +52,8 @@ function domainOf(address: string): string {
 
 /**
  * Forwards received mail by SMTP, through SMTP_RELAY_URL or straight to each recipient domain's MX. The message is
- * rebuilt (not relayed byte for byte): Mailroom's receiving address sends it, the original sender is the Reply-To,
- * and the thread headers are chained so replies land in the original conversation.
+ * rebuilt (not relayed byte for byte): Mailroom's receiving address sends it, its Reply-To is the original's (or the
+ * original sender), and the thread headers are chained so replies land in the original conversation.
  */
 export function createForwarder(options: ForwarderOptions) {
   const relay = options.relayUrl
@@ -99,7 +99,7 @@ export function createForwarder(options: ForwarderOptions) {
         name: target.senderName ?? `${originalName} via ${receivingDomain}`,
         address: target.fromAddress ?? email.recipient,
       },
-      replyTo: email.fromAddress ? { name: email.fromName ?? '', address: email.fromAddress } : undefined,
+      replyTo: replyAddresses(email),
       subject: `${prefix}${email.subject ?? ''}`,
       text: email.textBody ?? undefined,
       html: email.htmlBody ?? undefined,
@@ -108,6 +108,15 @@ export function createForwarder(options: ForwarderOptions) {
       headers: { [HOPS_HEADER]: String(hops + 1), 'X-Forwarded-For': email.recipient },
       attachments,
     };
+  }
+
+  /** Where replies go: the original Reply-To when it names addresses, else the original sender. */
+  function replyAddresses(email: ForwardEmail): Mail.Address[] | undefined {
+    const named = (email.replyTo?.addresses ?? []).flatMap(({ name, address }) =>
+      address ? [{ name: name ?? '', address }] : [],
+    );
+    if (named.length > 0) return named;
+    return email.fromAddress ? [{ name: email.fromName ?? '', address: email.fromAddress }] : undefined;
   }
 
   function hopRefusal(email: ForwardEmail): string | undefined {

@@ -105,6 +105,26 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
     );
   });
 
+  test('a message with its own Reply-To keeps it: replies go where its sender asked', async () => {
+    const { address } = await forwardingAddress('email', { forwardTo: 'boss@elsewhere.test' });
+    await deliver(address, {
+      raw: [
+        'From: Vendor <noreply@vendor.test>',
+        'Reply-To: Tickets <tickets@vendor.test>, backup@vendor.test',
+        `To: ${address}`,
+        'Subject: Ticket 42',
+        '',
+        'Reply above this line.',
+        '',
+      ].join('\r\n'),
+    });
+    await sink.waitForMessages(1);
+    assert.deepEqual(sink.messages[0]!.parsed.replyTo?.value, [
+      { name: 'Tickets', address: 'tickets@vendor.test' },
+      { name: '', address: 'backup@vendor.test' },
+    ]);
+  });
+
   test('fromAddress and senderName replace the From; includeAttachments false leaves attachments out', async () => {
     const { address } = await forwardingAddress('email', {
       forwardTo: 'boss@elsewhere.test',
