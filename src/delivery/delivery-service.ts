@@ -236,30 +236,44 @@ export class DeliveryService {
         urlTested: request.url,
       };
     }
+    // Sent from the receiving address, as a real forward is: a domain of the account's, not someone else's.
+    const recipient = await this.targets.testRecipient(accountId, target.id);
+    const forwarded = { ...email, recipient: recipient ?? email.recipient };
+    const testPayload = JSON.parse(
+      buildEmailReceivedPayload({
+        email: forwarded,
+        endpoint: { id: target.id, name: target.name, type: target.endpointType },
+        attachmentUrl: this.settings.attachmentUrl,
+        timestamp: now,
+      }).body,
+    );
+    if (!recipient) {
+      const error =
+        'No verified domain to send from: a forward is sent from the receiving address, on a verified domain';
+      return {
+        success: false,
+        message: `Email test failed: ${error}`,
+        responseTime: 0,
+        error,
+        testPayload,
+        webhookFormat: 'inbound',
+      };
+    }
     const started = performance.now();
-    const forwarded = await this.forwarder.forward(
-      { ...email, fromAddress: 'test@example.com', fromName: 'Mailroom Test', rawBlobKey: '', attachments: [] },
+    const result = await this.forwarder.forward(
+      { ...forwarded, fromAddress: 'test@example.com', fromName: 'Mailroom Test', rawBlobKey: '', attachments: [] },
       target,
       new Set(),
     );
-    const failed = forwarded.recipients.filter((r) => r.status === 'failed');
-    const success = !forwarded.refused && failed.length === 0 && forwarded.recipients.length > 0;
-    const error = forwarded.refused ?? failed.map((r) => `${r.address}: ${r.error}`).join('; ');
+    const failed = result.recipients.filter((r) => r.status === 'failed');
+    const success = !result.refused && failed.length === 0 && result.recipients.length > 0;
+    const error = result.refused ?? failed.map((r) => `${r.address}: ${r.error}`).join('; ');
     return {
       success,
       message: success ? `Test email sent to ${target.recipients.join(', ')}` : `Email test failed: ${error}`,
       responseTime: Math.round(performance.now() - started),
-      ...(success
-        ? { statusCode: 250, responseBody: forwarded.recipients.map((r) => r.response).join('\n') }
-        : { error }),
-      testPayload: JSON.parse(
-        buildEmailReceivedPayload({
-          email,
-          endpoint: { id: target.id, name: target.name, type: target.endpointType },
-          attachmentUrl: this.settings.attachmentUrl,
-          timestamp: now,
-        }).body,
-      ),
+      ...(success ? { statusCode: 250, responseBody: result.recipients.map((r) => r.response).join('\n') } : { error }),
+      testPayload,
       webhookFormat: 'inbound',
     };
   }

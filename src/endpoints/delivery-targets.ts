@@ -146,6 +146,34 @@ export class DeliveryTargets {
     };
   }
 
+  /**
+   * The receiving address an endpoint test sends a forward from, as a real forward would: an active address routed to
+   * the endpoint, else `test@` a domain whose catch-all it is, else `test@` any of the account's domains; each on a
+   * verified domain. Undefined when the account has no verified domain.
+   */
+  async testRecipient(accountId: string, endpointId: string): Promise<string | undefined> {
+    const routed = await this.db
+      .selectFrom('email_addresses')
+      .innerJoin('domains', 'domains.id', 'email_addresses.domain_id')
+      .select('email_addresses.address')
+      .where('email_addresses.account_id', '=', accountId)
+      .where('email_addresses.endpoint_id', '=', endpointId)
+      .where('email_addresses.is_active', '=', 1)
+      .where('domains.status', '=', 'verified')
+      .orderBy('email_addresses.address')
+      .executeTakeFirst();
+    if (routed) return routed.address;
+    const domain = await this.db
+      .selectFrom('domains')
+      .select('domain')
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'verified')
+      .orderBy((eb) => eb.case().when('catch_all_endpoint_id', '=', endpointId).then(0).else(1).end())
+      .orderBy('domain')
+      .executeTakeFirst();
+    return domain ? `test@${domain.domain}` : undefined;
+  }
+
   private async loadLegacyWebhook(accountId: string, id: string): Promise<WebhookTarget | undefined> {
     const [row] = await webhookRow(this.db, { id, accountId });
     if (!row) return undefined;

@@ -229,6 +229,32 @@ describe('POST /endpoints/{id}/test on a forwarding endpoint', () => {
     assert.equal(result.body.message, 'Test email sent to p@team.test, q@team.test');
     assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), ['p@team.test', 'q@team.test']);
     assert.equal(sink.messages[0]!.parsed.subject, '[Test] Test webhook from Mailroom');
+    // Sent as a forward is, from the account's own verified domain: no address is routed to it yet.
+    assert.deepEqual(
+      [sink.messages[0]!.mailFrom, sink.messages[0]!.parsed.from?.value],
+      ['test@fwd.test', [{ name: 'Mailroom Test via fwd.test', address: 'test@fwd.test' }]],
+    );
+
+    sink.clear();
+    await routeAddress(api, 'desk@fwd.test', domainId, { endpointId: endpoint.id });
+    assert.equal((await api.post(`/api/v2/endpoints/${endpoint.id}/test`)).body.success, true);
+    assert.deepEqual(
+      sink.messages.map((m) => m.mailFrom),
+      ['desk@fwd.test', 'desk@fwd.test'],
+    );
+  });
+
+  test('an account without a verified domain is told it has none to send from, and nothing is sent', async () => {
+    sink.clear();
+    const other = apiClient(server.baseUrl, await server.newAccountKey('no-domain'));
+    const endpoint = await createForwardEndpoint(other, 'Lonely', 'email', { forwardTo: 'p@team.test' });
+    const result = await other.post(`/api/v2/endpoints/${endpoint.id}/test`);
+    const error = 'No verified domain to send from: a forward is sent from the receiving address, on a verified domain';
+    assert.deepEqual(
+      [result.status, result.body.success, result.body.error, result.body.message],
+      [200, false, error, `Email test failed: ${error}`],
+    );
+    assert.equal(sink.messages.length, 0);
   });
 });
 
