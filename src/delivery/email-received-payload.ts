@@ -32,6 +32,8 @@ export interface PayloadEndpoint {
   type: 'webhook' | 'email' | 'email_group';
 }
 
+const NO_ADDRESSES = { text: '', addresses: [] };
+
 /** Receivers and proxies commonly cap bodies at 1 MB; the body is trimmed to stay below. */
 export const MAX_PAYLOAD_BYTES = 1_000_000;
 
@@ -82,11 +84,17 @@ export function buildEmailReceivedPayload(input: {
     contentDisposition: attachment.contentDisposition ?? 'attachment',
     downloadUrl: attachmentDownloadUrl(attachmentUrl, email.id, index),
   }));
-  const { from, to, headers } = email;
+  // Where a message lacks them, the spec's strings and address groups are sent empty rather than null, which neither
+  // client types (one allows null here, the other a string or an object only); a missing Date is left out.
+  const { headers } = email;
+  const from = email.from ?? NO_ADDRESSES;
+  const to = email.to ?? NO_ADDRESSES;
+  const messageId = email.messageId ?? '';
+  const subject = email.subject ?? '';
   const parsedData: Record<string, unknown> = {
-    messageId: email.messageId,
-    date: email.sentDate,
-    subject: email.subject,
+    messageId,
+    ...(email.sentDate === null ? {} : { date: email.sentDate }),
+    subject,
     from,
     to,
     cc: email.cc,
@@ -114,11 +122,11 @@ export function buildEmailReceivedPayload(input: {
     timestamp: input.timestamp.toISOString(),
     email: {
       id: email.id,
-      messageId: email.messageId,
+      messageId,
       from,
       to,
       recipient: email.recipient,
-      subject: email.subject,
+      subject,
       receivedAt: email.receivedAt,
       threadId: email.threadId,
       threadPosition: email.threadPosition,

@@ -216,6 +216,21 @@ describe('email.received body', () => {
     assert.equal(parsedData.priority, 'high');
   });
 
+  test('a message without Message-ID, Subject, From, To or Date: "" and empty address groups, no date, never null', () => {
+    const bare = buildEmailReceivedPayload({
+      email: { ...email, messageId: null, subject: null, from: null, to: null, sentDate: null },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    const body = JSON.parse(bare.body).email;
+    const none = { text: '', addresses: [] };
+    assert.deepEqual([body.messageId, body.subject, body.from, body.to], ['', '', none, none]);
+    const { messageId, subject, from, to } = body.parsedData;
+    assert.deepEqual([messageId, subject, from, to], ['', '', none, none]);
+    assert.equal('date' in body.parsedData, false);
+  });
+
   test('a body over 1 MB drops the header maps, then the HTML and text copies, then cuts the bodies', () => {
     const big = 'x'.repeat(700_000);
     const built = buildEmailReceivedPayload({
