@@ -80,6 +80,7 @@ export class DeliveryService {
     accountId: string,
     emailId: string,
     which: { endpointId?: string; deliveryId?: string },
+    options: { evenIfSucceeded?: boolean } = {},
   ): Promise<string[]> {
     if (!(await hasEmail(this.db, accountId, emailId))) throw new NotFound('Email not found');
     const deliveries = this.db
@@ -112,15 +113,30 @@ export class DeliveryService {
       chosen = rows.filter((row) => row.status !== 'success');
       if (chosen.length === 0) throw new Invalid(ALREADY_SUCCEEDED);
     }
-    if (chosen.length === 1 && chosen[0]!.status === 'success') throw new Invalid(ALREADY_SUCCEEDED);
+    if (chosen.length === 1 && chosen[0]!.status === 'success' && !options.evenIfSucceeded) {
+      throw new Invalid(ALREADY_SUCCEEDED);
+    }
     // A job in flight is left alone by requeue; queued would be a promise nobody keeps.
     if (chosen.length === 1 && chosen[0]!.status === 'processing') throw new Conflict(IN_FLIGHT);
-    await this.requeue(chosen.map((row) => row.id));
+    await this.requeue(
+      chosen.map((row) => row.id),
+      options.evenIfSucceeded ? ['pending', 'failed', 'success'] : ['pending', 'failed'],
+    );
     return chosen.map((row) => row.id);
   }
 
+  /**
+   * Delivers an email to an endpoint once more, whatever became of its delivery there: the way to send again what a
+   * receiver accepted and then lost. An email has one delivery per endpoint, so it is that delivery again, with its
+   * `webhook-id` (the same message) and a fresh retry budget, or a new one if the email never went there.
+   */
+  async resendEmail(accountId: string, emailId: string, endpointId: string): Promise<string> {
+    const [id] = await this.retryEmail(accountId, emailId, { endpointId }, { evenIfSucceeded: true });
+    return id!;
+  }
+
   /** Makes jobs due now with a fresh retry budget. A job in flight is left alone: it is being sent already. */
-  private async requeue(ids: string[]): Promise<number> {
+  private async requeue(ids: string[], from: DeliveryStatus[] = ['pending', 'failed']): Promise<number> {
     if (ids.length === 0) return 0;
     const now = this.clock.now().toISOString();
     const result = await this.db
@@ -134,7 +150,7 @@ export class DeliveryService {
         updated_at: now,
       }))
       .where('id', 'in', ids)
-      .where('status', 'in', ['pending', 'failed'])
+      .where('status', 'in', from)
       .executeTakeFirst();
     this.jobsQueued();
     return Number(result.numUpdatedRows);

@@ -208,6 +208,34 @@ describe('retrying an email delivery', () => {
     assert.deepEqual([failed.status, failed.attempts], ['failed', 1]);
   });
 
+  test('resend delivers a succeeded email to its endpoint again, the same delivery with a fresh budget', async () => {
+    const { address, endpoint } = await webhookAddress();
+    const emailId = await deliver(address);
+    const first = await waitForDelivery(api, emailId);
+    assert.equal(first.status, 'success');
+    const refused = await api.post(`/api/v2/emails/${emailId}/retry-delivery`, { deliveryId: first.id });
+    assert.deepEqual(refused.body, { error: 'Delivery already succeeded. Use resend to deliver again.' });
+
+    const resent = await api.post(`/api/v2/emails/${emailId}/resend`, { endpointId: endpoint.id });
+    assert.equal(resent.status, 200, JSON.stringify(resent.body));
+    assert.deepEqual(resent.body, { success: true, message: 'Email queued for delivery', deliveryId: first.id });
+    await receiver.waitForRequests(2);
+    assert.deepEqual(
+      receiver.requests.map((request) => request.headers['webhook-id']),
+      [first.id, first.id],
+    );
+    assert.equal((await waitForDelivery(api, emailId, (d) => d.attempts === 2)).status, 'success');
+    for (const [body, status, error] of [
+      [{}, 400, 'endpointId is required'],
+      [{ endpointId: 'endp_missing' }, 404, 'Endpoint not found or is inactive'],
+    ] as const) {
+      const response = await api.post(`/api/v2/emails/${emailId}/resend`, body);
+      assert.deepEqual([response.status, response.body], [status, { error }]);
+    }
+    const missing = await api.post('/api/v2/emails/email_missing/resend', { endpointId: endpoint.id });
+    assert.deepEqual([missing.status, missing.body], [404, { error: 'Email not found' }]);
+  });
+
   test('v2 retry-delivery queues the delivery by id', async () => {
     const { address } = await webhookAddress({ retryAttempts: 0 });
     receiver.answer({ status: 500 }, { status: 200 });

@@ -46,6 +46,32 @@ export function retryDelivery(app: Api, { tags, deliveries }: DeliveryRouteOptio
   );
 }
 
+export function resendEmail(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
+  app.post(
+    '/emails/:id/resend',
+    {
+      preValidation: emptyBodyAsObject,
+      schema: {
+        tags,
+        summary: 'Deliver a received email to an endpoint again, even if its delivery succeeded',
+        description:
+          "Queues the email's delivery to the endpoint again with a fresh retry budget, whatever became of it (or a " +
+          'new one if the email never went there): what "Delivery already succeeded. Use resend to deliver again." ' +
+          'refers to. It keeps its `webhook-id`: a receiver that dedupes by it must forget that id to take it again.',
+        consumes: BodyTypes,
+        params: IdParams,
+        body: Type.Object({ endpointId: Type.Optional(Type.String()) }),
+        response: { 200: V2RetrySchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      if (!request.body.endpointId) throw new Invalid('endpointId is required');
+      const id = await deliveries.resendEmail(request.account.id, request.params.id, request.body.endpointId);
+      return { success: true, message: 'Email queued for delivery', deliveryId: id };
+    },
+  );
+}
+
 export function listDeliveries(app: Api, { tags, deliveries }: DeliveryRouteOptions) {
   paginatedListRoute(app, {
     path: '/deliveries',

@@ -4,7 +4,7 @@ import type { HttpServices } from '../server.ts';
 import { sharedRoutes } from '../shared/routes.ts';
 import { readSentEmail, replyToEmail } from '../shared/sending.ts';
 import { acknowledgeAlert, listAlerts, readAlert, readAlertSettings, setAlertSettings } from './alerts.ts';
-import { listDeliveries, readDelivery, replayDeliveries, retryDelivery } from './deliveries.ts';
+import { listDeliveries, readDelivery, replayDeliveries, resendEmail, retryDelivery } from './deliveries.ts';
 import { checkDomainVerification, startDomainVerification } from './domain-auth.ts';
 import { streamEvents } from './events.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
@@ -49,6 +49,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   readSentEmail(api, { tags: ['v2 emails'] }); // GET /emails/:id
   replyToEmail(api, { tags: ['v2 emails'] }); // POST /emails/:id/reply
   retryDelivery(api, { tags: ['v2 deliveries'], deliveries }); // POST /emails/:id/retry-delivery
+  resendEmail(api, { tags: ['v2 deliveries'], deliveries }); // POST /emails/:id/resend
   listDeliveries(api, { tags: ['v2 deliveries'], deliveries }); // GET /deliveries
   readDelivery(api, { tags: ['v2 deliveries'], deliveries }); // GET /deliveries/:id
   replayDeliveries(api, { tags: ['v2 deliveries'], deliveries }); // POST /deliveries/replay
