@@ -10,6 +10,7 @@ import {
   SUMMARY_COLUMNS,
   toSummary,
 } from './stored-email.ts';
+import { readThreadCursor, type ThreadPosition, threadCursor } from './thread-cursor.ts';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -30,7 +31,7 @@ export interface ThreadSummary {
 
 export interface ThreadListQuery {
   limit: number;
-  /** The id of the last thread of the previous page. */
+  /** The previous page's `nextCursor` (or a thread id: the page starts after that thread). */
   cursor?: string;
   search?: string;
   unreadOnly?: boolean;
@@ -75,6 +76,10 @@ function summarize(thread: ThreadsTable, emails: EmailSummary[]): ThreadSummary 
   };
 }
 
+function positionOf(thread: Pick<ThreadsTable, 'id' | 'last_message_at'>): ThreadPosition {
+  return { lastMessageAt: thread.last_message_at, id: thread.id };
+}
+
 /** Conversations (threads ingest builds from Message-ID, In-Reply-To and References), newest activity first. */
 export class ThreadsService {
   readonly #db: Db;
@@ -93,17 +98,11 @@ export class ThreadsService {
   ): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }> {
     let select = this.#db.selectFrom('threads').selectAll().where('threads.account_id', '=', accountId);
     if (query.cursor !== undefined) {
-      const cursor = await this.#db
-        .selectFrom('threads')
-        .select(['id', 'last_message_at'])
-        .where('account_id', '=', accountId)
-        .where('id', '=', query.cursor)
-        .executeTakeFirst();
-      if (!cursor) throw new Invalid('Invalid cursor');
+      const after = await this.#position(accountId, query.cursor);
       select = select.where((eb) =>
         eb.or([
-          eb('threads.last_message_at', '<', cursor.last_message_at),
-          eb.and([eb('threads.last_message_at', '=', cursor.last_message_at), eb('threads.id', '<', cursor.id)]),
+          eb('threads.last_message_at', '<', after.lastMessageAt),
+          eb.and([eb('threads.last_message_at', '=', after.lastMessageAt), eb('threads.id', '<', after.id)]),
         ]),
       );
     }
@@ -137,7 +136,7 @@ export class ThreadsService {
     );
     return {
       threads: page.map((thread) => summarize(thread, emails.get(thread.id) ?? [])),
-      nextCursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
+      nextCursor: rows.length > query.limit ? threadCursor(positionOf(page[page.length - 1]!)) : null,
     };
   }
 
@@ -153,6 +152,20 @@ export class ThreadsService {
     const messages = await loadThreadMessages(this.#db, accountId, id);
     const summaries = (await this.#summaries(accountId, [id])).get(id) ?? [];
     return { thread: summarize(thread, summaries), messages };
+  }
+
+  /** Where a cursor says the page starts after; a thread id stands for where that thread is now. */
+  async #position(accountId: string, cursor: string): Promise<ThreadPosition> {
+    const read = readThreadCursor(cursor);
+    if (!('threadId' in read)) return read;
+    const thread = await this.#db
+      .selectFrom('threads')
+      .select(['id', 'last_message_at'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', read.threadId)
+      .executeTakeFirst();
+    if (!thread) throw new Invalid('Invalid cursor');
+    return positionOf(thread);
   }
 
   async #address(accountId: string, value: string): Promise<string> {

@@ -145,10 +145,24 @@ describe('e2 /mail/threads', () => {
     const first = await api.get('/api/e2/mail/threads?limit=1');
     assert.equal(first.body.threads.length, 1);
     assert.equal(first.body.pagination.has_more, true);
-    assert.equal(first.body.pagination.next_cursor, first.body.threads[0].id);
     const second = await api.get(`/api/e2/mail/threads?limit=1&cursor=${first.body.pagination.next_cursor}`);
     assert.equal(second.body.threads[0].root_message_id, '<u1@other.test>');
     assert.deepEqual(second.body.pagination, { limit: 1, has_more: false, next_cursor: null });
+    // A thread id, which the official client's documentation calls the cursor, starts the page after that thread.
+    const afterThread = await api.get(`/api/e2/mail/threads?limit=1&cursor=${first.body.threads[0].id}`);
+    assert.deepEqual(afterThread.body, second.body);
+    const malformed = [
+      'thr_unknown',
+      'not json',
+      ['not a time', 'thr_x'],
+      ['2026-03-05T10:00:00.000Z\u0000', 'thr_x'],
+      ['2026-03-05T10:00:00.000Z', 'no thread id'],
+    ].map((value) => (typeof value === 'string' ? value : Buffer.from(JSON.stringify(value)).toString('base64url')));
+    for (const cursor of malformed) {
+      const invalid = await api.get(`/api/e2/mail/threads?limit=1&cursor=${encodeURIComponent(cursor)}`);
+      assert.equal(invalid.status, 400, cursor);
+      assert.deepEqual(invalid.body, { error: 'Invalid cursor' }, cursor);
+    }
     assert.deepEqual((await api.get('/api/e2/mail/threads?limit=0')).body, {
       error: 'Limit must be between 1 and 100',
     });
@@ -205,5 +219,53 @@ describe('e2 /mail/threads', () => {
     const other = apiClient(world.server.baseUrl, await world.server.newAccountKey('other-threads'));
     const foreign = await other.get(`/api/e2/mail/threads/${list.body.threads[0].id}`);
     assert.equal(foreign.status, 404);
+  });
+
+  test('cursor pagination carries on where a page ended when its last thread gets a reply meanwhile', async () => {
+    const roots = (body: { threads: Array<{ root_message_id: string }> }) =>
+      body.threads.map((item) => item.root_message_id);
+    for (const name of ['alpha', 'bravo', 'charlie']) {
+      await world.deliver({
+        from: `${name}@cursor.test`,
+        to: 'team@thread.test',
+        raw: rawMessage(
+          { From: `${name}@cursor.test`, To: 'team@thread.test', Subject: name, 'Message-ID': `<${name}@cursor.test>` },
+          `${name}\n`,
+        ),
+      });
+    }
+    const first = await api.get('/api/e2/mail/threads?limit=2');
+    assert.deepEqual(roots(first.body), ['<charlie@cursor.test>', '<bravo@cursor.test>']);
+    await world.deliver({
+      from: 'bravo@cursor.test',
+      to: 'team@thread.test',
+      raw: rawMessage(
+        {
+          From: 'bravo@cursor.test',
+          To: 'team@thread.test',
+          Subject: 'Re: bravo',
+          'Message-ID': '<bravo-reply@cursor.test>',
+          'In-Reply-To': '<bravo@cursor.test>',
+        },
+        'reply\n',
+      ),
+    });
+    const second = await api.get(`/api/e2/mail/threads?limit=2&cursor=${first.body.pagination.next_cursor}`);
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    assert.deepEqual(roots(second.body), ['<alpha@cursor.test>', '<t1@partner.test>']);
+    assert.equal(second.body.pagination.has_more, true);
+  });
+
+  test('cursor pagination carries on after the last thread of a page when that thread is erased meanwhile', async () => {
+    const roots = (body: { threads: Array<{ root_message_id: string }> }) =>
+      body.threads.map((item) => item.root_message_id);
+    const upToAlpha = await api.get('/api/e2/mail/threads?limit=3');
+    assert.deepEqual(roots(upToAlpha.body), ['<bravo@cursor.test>', '<charlie@cursor.test>', '<alpha@cursor.test>']);
+    const filter = { emailAddress: 'alpha@cursor.test' };
+    assert.equal((await api.post('/api/v2/mail/erase', { ...filter, expectedCount: 1 })).status, 200);
+    const rest = await api.get(`/api/e2/mail/threads?limit=3&cursor=${upToAlpha.body.pagination.next_cursor}`);
+    assert.equal(rest.status, 200, JSON.stringify(rest.body));
+    assert.deepEqual(roots(rest.body), ['<t1@partner.test>', '<u1@other.test>']);
+    assert.deepEqual(rest.body.pagination, { limit: 3, has_more: false, next_cursor: null });
   });
 });

@@ -19,7 +19,9 @@ export function listThreads(app: Api, { tags, threads }: ThreadRouteOptions) {
       schema: {
         tags,
         summary: 'List threads',
-        description: 'Pass `pagination.next_cursor` as `cursor` for the next page. `search` works as on the mail list.',
+        description:
+          'Pass `pagination.next_cursor` (an opaque string) as `cursor` for the next page; it starts after where ' +
+          'the previous page ended, whatever arrived meanwhile. `search` works as on the mail list.',
         querystring: Type.Object({
           limit: Type.Optional(Type.Integer({ description: '1 to 100, default 25' })),
           cursor: Type.Optional(Type.String()),
