@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { firstCharacters } from '../core/index.ts';
 import { type Db, type EmailsTable, fromFlag, fromJson, type Verdict } from '../db/index.ts';
 import type { AddressList, AttachmentInfo, ParsedMessage } from '../mime/index.ts';
 
@@ -183,10 +184,13 @@ export function htmlToText(html: string): string {
     });
 }
 
-/** The first 200 characters of the text body, or of the HTML with markup stripped; runs of whitespace become one space. */
+/**
+ * The first 200 characters (code points, so an emoji is never cut in half) of the text body, or of the HTML with
+ * markup stripped; runs of whitespace become one space.
+ */
 export function previewOf(text: string | null, html: string | null): string {
   const source = text ?? (html ? htmlToText(html) : '');
-  return source.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return firstCharacters(source.replace(/\s+/g, ' ').trim(), 200);
 }
 
 /** The columns `EmailBasics` is decoded from. */

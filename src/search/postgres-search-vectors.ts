@@ -1,3 +1,4 @@
+import { firstCharacters } from '../core/index.ts';
 import { SEARCH_BODY_CHARS, searchWords } from './search-words.ts';
 
 /** The fields of the index (see migration 0005) that every recipient's row of a message shares, each as one text. */
@@ -7,18 +8,6 @@ export interface SharedSearchFields {
   sender: string;
   /** The text body; its first SEARCH_BODY_CHARS characters are indexed. */
   body: string;
-}
-
-/** The first `count` characters (code points, as PostgreSQL's `left` and SQLite's `substr` count) of `text`. */
-function firstCharacters(text: string, count: number): string {
-  // A UTF-16 string of at most `count` units holds at most `count` code points.
-  if (text.length <= count) return text;
-  let units = 0;
-  for (let seen = 0; seen < count && units < text.length; seen++) {
-    const code = text.charCodeAt(units);
-    units += code >= 0xd800 && code <= 0xdbff && units + 1 < text.length ? 2 : 1;
-  }
-  return text.slice(0, units);
 }
 
 /** PostgreSQL's limits for a tsvector (tsearch/ts_type.h): the last position, and positions kept per word. */
