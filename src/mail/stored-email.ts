@@ -1,3 +1,4 @@
+import { decodeHTML } from 'entities';
 import { sql } from 'kysely';
 import { firstCharacters } from '../core/index.ts';
 import { type Db, type EmailsTable, fromFlag, fromJson, type Verdict } from '../db/index.ts';
@@ -167,21 +168,14 @@ export type SummaryRow = Pick<EmailsTable, (typeof SUMMARY_COLUMNS)[number]> & {
   html_head: string | null;
 };
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
 /** The readable text of an HTML fragment: no head, style, script or comments, tags dropped, entities decoded. */
 export function htmlToText(html: string): string {
-  return html
-    .replace(/<!--[\s\S]*?(-->|$)/g, ' ')
-    .replace(/<(head|style|script|title)\b[\s\S]*?(<\/\1\s*>|$)/gi, ' ')
-    .replace(/<[^>]*>?/g, ' ')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
-      if (name[0] === '#') {
-        const code = name[1]?.toLowerCase() === 'x' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
-        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
-      }
-      return ENTITIES[name.toLowerCase()] ?? entity;
-    });
+  return decodeHTML(
+    html
+      .replace(/<!--[\s\S]*?(-->|$)/g, ' ')
+      .replace(/<(head|style|script|title)\b[\s\S]*?(<\/\1\s*>|$)/gi, ' ')
+      .replace(/<[^>]*>?/g, ' '),
+  );
 }
 
 /**

@@ -26,3 +26,11 @@ test('preview: the first 200 characters counted in code points, never half of an
   const threads = await api.get('/api/e2/mail/threads?search=emoji');
   assert.equal(threads.body.threads[0].latest_message.text_preview, `a${'😀'.repeat(199)}`);
 });
+
+test('preview of HTML-only mail decodes every named and numeric entity, and leaves unknown ones as written', async () => {
+  const item = await listed({
+    subject: 'entities',
+    html: '<p>&eacute;t&eacute; &rsquo; &euro;5 &Eacute;&AMP;&lt;b&gt; &#x1F600;&#128512; &bogus;</p>',
+  });
+  assert.equal(item.preview, 'été ’ €5 É&<b> 😀😀 &bogus;');
+});
