@@ -231,7 +231,9 @@ export function mailConditions(
         ),
       );
       for (const condition of search.filters) {
-        if (condition.kind === 'attachment') {
+        if (condition.kind === 'nothing') {
+          conditions.push(sql<SqlBool>`1 = 0`);
+        } else if (condition.kind === 'attachment') {
           conditions.push(eb('emails.attachment_count', condition.value ? '>' : '=', 0));
         } else if (condition.kind === 'read') {
           conditions.push(eb('emails.is_read', '=', condition.value ? 1 : 0));

@@ -18,6 +18,8 @@ export interface TextTerm {
 }
 
 export type SearchFilter =
+  /** A positive term with no word to search for (`🎉`, `*`, `to:""`): no email matches it. */
+  | { kind: 'nothing' }
   | { kind: 'attachment'; value: boolean }
   | { kind: 'read'; value: boolean }
   | { kind: 'before'; at: string }
@@ -66,7 +68,8 @@ function rawTerms(input: string): Array<{ negated: boolean; operator?: string; v
 /**
  * Parses the `search` parameter: free words, `"quoted phrases"`, `from:`, `to:`, `subject:`, `has:attachment`,
  * `is:read`, `is:unread`, `before:YYYY-MM-DD`, `after:YYYY-MM-DD`, and `-` before any of them to negate it.
- * `before:` is exclusive and `after:` inclusive of the day given (UTC). Unknown `word:` prefixes are free words.
+ * `before:` is exclusive and `after:` inclusive of the day given (UTC). Unknown `word:` prefixes are free words. A
+ * term without a letter or digit (see searchWords) matches no email, and excludes none when negated.
  */
 export function parseSearch(input: string): SearchQuery {
   const query: SearchQuery = { terms: [], filters: [] };
@@ -88,7 +91,11 @@ export function parseSearch(input: string): SearchQuery {
     const field = operator ? FIELD_OPERATORS[operator] : 'any';
     const text = field || !operator ? value : `${operator}:${value}`;
     const words = searchWords(text);
-    if (words.length === 0) continue;
+    if (words.length === 0) {
+      // Nothing to look for: such a term matches no email, so it excludes none when negated.
+      if (!negated) query.filters.push({ kind: 'nothing' });
+      continue;
+    }
     // A value of several words (an address, a dotted name) is taken as typed in full; a single word may be cut short.
     query.terms.push({
       field: field ?? 'any',

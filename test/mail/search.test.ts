@@ -140,6 +140,18 @@ const TABLE: Array<[string, string[]]> = [
   [`before:${day(0)}`, []],
   [`before:${day(1)} from:eve`, ['S7']],
   [`-before:${day(1)}`, []],
+  // A positive term with no letter or digit has nothing to look for and matches nothing; negated, it excludes nothing.
+  ['🎉', []],
+  ['subject:☕', []],
+  ['*', []],
+  ['"', []],
+  ['-', []],
+  ['to:""', []],
+  ['invoice 🎉', []],
+  ['has:attachment *', []],
+  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9']],
+  ['invoice -subject:☕ -""', ['S1', 'S2', 'S7']],
+  ['is:read -*', ['S2']],
 ];
 
 function messageOf(sample: Sample): string {

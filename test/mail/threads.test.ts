@@ -175,6 +175,8 @@ describe('e2 /mail/threads', () => {
       ['<u1@other.test>'],
     );
     assert.deepEqual(search.body.filters, { search: 'lunch' });
+    const nothingToSearch = await api.get(`/api/e2/mail/threads?search=${encodeURIComponent('🎉')}`);
+    assert.deepEqual(nothingToSearch.body.threads, []);
     const byAddress = await api.get('/api/e2/mail/threads?address=carol@partner.test');
     assert.equal(byAddress.body.threads.length, 1);
     assert.equal(byAddress.body.threads[0].message_count, 4);

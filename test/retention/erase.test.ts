@@ -44,6 +44,11 @@ test('POST /api/v2/mail/erase: a dry run counts the matches and erases nothing',
   for (const sent of subject) assert.ok(await isKept(world, sent));
 });
 
+test('POST /api/v2/mail/erase: a search with no letter or digit (`🎉`) matches nothing, not the whole mailbox', async () => {
+  const answer = await world.api.post('/api/v2/mail/erase', { search: '🎉', includeArchived: true, dryRun: true });
+  assert.deepEqual([answer.status, answer.body], [200, { dryRun: true, count: 0 }]);
+});
+
 test('POST /api/v2/mail/erase: 400 without expectedCount, 409 with the count when it does not match', async () => {
   const missing = await world.api.post('/api/v2/mail/erase', FILTER);
   assert.deepEqual(
