@@ -166,7 +166,9 @@ function fitUnderLimit(
     // JSON escaping can make one character several bytes, so cut by the bytes it actually took.
     const encoded = Buffer.byteLength(JSON.stringify(value));
     const keep = Math.max(0, Math.floor(value.length * (1 - excess / encoded)));
-    parsedData[field] = value.slice(0, keep);
+    const cut = value.slice(0, keep);
+    // A cut between an emoji's two UTF-16 halves would leave a lone one, which JSON parsers refuse.
+    parsedData[field] = /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
     trimmed.push(`parsedData.${field}`);
     body = JSON.stringify(payload);
   }

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { urlHost } from '../core/index.ts';
+import { firstCharacters, urlHost } from '../core/index.ts';
 
 /** Says why Mailroom must not connect to an IP address, or undefined when it may. */
 export type AddressGuard = (ip: string) => string | undefined;
@@ -99,7 +99,7 @@ export function createHttpSender(guard: AddressGuard) {
         finish({
           statusCode: answered!.response.statusCode,
           headers: answered!.response.headers,
-          body: Buffer.concat(answered!.chunks).toString('utf8').slice(0, RESPONSE_BODY_CHARS),
+          body: firstCharacters(Buffer.concat(answered!.chunks).toString('utf8'), RESPONSE_BODY_CHARS),
         });
       const timer = setTimeout(() => {
         // A receiver that answered and is slow to send its body has answered: its status decides, not the timeout.

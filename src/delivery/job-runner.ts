@@ -1,10 +1,10 @@
-import type { Logger } from '../core/index.ts';
+import { firstCharacters, type Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
 import type { RunnableJob } from './delivery-jobs.ts';
 import type { Forwarder } from './forwarder.ts';
-import type { HttpSender } from './http-sender.ts';
+import { type HttpSender, RESPONSE_BODY_CHARS } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
@@ -169,10 +169,7 @@ export class JobRunner {
       success,
       statusCode: success ? 250 : null,
       responseBody:
-        sent
-          .map((r) => `${r.address}: ${r.response}`)
-          .join('\n')
-          .slice(0, 2000) || null,
+        firstCharacters(sent.map((r) => `${r.address}: ${r.response}`).join('\n'), RESPONSE_BODY_CHARS) || null,
       error:
         forwarded.refused ??
         (failed.map((r) => `${r.address}: ${r.error}`).join('; ') ||

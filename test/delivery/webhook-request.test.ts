@@ -231,6 +231,20 @@ describe('email.received body', () => {
     assert.equal('date' in body.parsedData, false);
   });
 
+  test('a body cut to fit 1 MB never ends in half an emoji, whatever the other fields make the cut fall on', () => {
+    for (const subject of ['e', 'ee', 'eee', 'eeee']) {
+      const built = buildEmailReceivedPayload({
+        email: { ...email, subject, htmlBody: null, textBody: '😀'.repeat(300_000) },
+        endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+        attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+        timestamp,
+      });
+      const textBody: string = JSON.parse(built.body).email.parsedData.textBody;
+      assert.deepEqual([textBody.isWellFormed(), Buffer.byteLength(built.body) < MAX_PAYLOAD_BYTES], [true, true]);
+      assert.ok(textBody.length > 0, subject);
+    }
+  });
+
   test('a body over 1 MB drops the header maps, then the HTML and text copies, then cuts the bodies', () => {
     const big = 'x'.repeat(700_000);
     const built = buildEmailReceivedPayload({
