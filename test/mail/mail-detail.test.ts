@@ -109,6 +109,24 @@ describe('GET /api/v2/mail/{id}', () => {
     });
   });
 
+  test('a message without Message-ID, In-Reply-To or priority: strings where the spec types strings, never null', async () => {
+    const [bareId] = await world.deliver({
+      from: 'bare@sender.test',
+      to: 'inbox@detail.test',
+      raw: 'From: bare@sender.test\r\nTo: inbox@detail.test\r\nSubject: Bare\r\n\r\nNothing else.\r\n',
+    });
+    const { body } = await api.get(`/api/v2/mail/${bareId}`);
+    assert.deepEqual(
+      [body.messageId, body.metadata.inReplyTo, body.metadata.priority, body.processing.commonHeaders.messageId],
+      ['', '', 'normal', ''],
+    );
+    const listed = (await api.get('/api/v2/mail?search=Bare')).body.emails;
+    assert.deepEqual(
+      listed.map((email: { id: string; messageId: string }) => [email.id, email.messageId]),
+      [[bareId, '']],
+    );
+  });
+
   test('GET /api/v2/mail/{id}/raw streams the raw message byte for byte', async () => {
     const detail = await api.get(`/api/v2/mail/${richId}`);
     const raw = await fetch(`${world.server.baseUrl}/api/v2/mail/${richId}/raw`, {
@@ -244,7 +262,8 @@ describe('e2 /emails', () => {
   test('type=sent and sent-only statuses list nothing; status=unread, address and time_range filter', async () => {
     assert.equal((await api.get('/api/e2/emails?type=sent')).body.pagination.total, 0);
     assert.equal((await api.get('/api/e2/emails?status=bounced')).body.pagination.total, 0);
-    assert.equal((await api.get('/api/e2/emails?time_range=1h')).body.pagination.total, 2);
+    // The rich and big messages, and the bare one the detail tests sent.
+    assert.equal((await api.get('/api/e2/emails?time_range=1h')).body.pagination.total, 3);
     assert.equal((await api.get('/api/e2/emails?address=carol@cc.test')).body.data[0].id, richId);
     await api.patch(`/api/v2/mail/${bigId}`, { isRead: false });
     const unread = await api.get('/api/e2/emails?status=unread');

@@ -25,7 +25,7 @@ const AddressListSchema = Nullable(
 export const MailItemSchema = Type.Object({
   id: Type.String(),
   emailId: Type.String(),
-  messageId: Nullable(Type.String()),
+  messageId: Type.String({ description: '"" when the message has none' }),
   subject: Type.String({ description: '`No Subject` when the email has none' }),
   from: Type.String(),
   fromName: Nullable(Type.String()),
@@ -57,7 +57,7 @@ export const MailListSchema = Type.Object({
 export const MailDetailSchema = Type.Object({
   id: Type.String(),
   emailId: Type.String(),
-  messageId: Nullable(Type.String()),
+  messageId: Type.String({ description: '"" when the message has none' }),
   subject: Type.String(),
   from: Type.String(),
   fromName: Nullable(Type.String()),
@@ -90,9 +90,9 @@ export const MailDetailSchema = Type.Object({
     replyTo: AddressListSchema,
   }),
   metadata: Type.Object({
-    inReplyTo: Nullable(Type.String()),
+    inReplyTo: Type.String({ description: '"" when the message replies to none' }),
     references: Type.Array(Type.String()),
-    priority: Nullable(Type.String()),
+    priority: Type.String({ description: '`normal` when the message sets none' }),
     parseSuccess: Type.Boolean(),
     parseError: Nullable(Type.String()),
     hasAttachments: Type.Boolean(),
@@ -126,7 +126,7 @@ export const MailDetailSchema = Type.Object({
     commonHeaders: Type.Object({
       from: Type.Array(Type.String()),
       to: Type.Array(Type.String()),
-      messageId: Nullable(Type.String()),
+      messageId: Type.String({ description: '"" when the message has none' }),
       subject: Type.String(),
     }),
   }),
@@ -148,7 +148,7 @@ export const ReadStateSchema = Type.Object({
 export const ThreadMessageSchema = Type.Object({
   id: Type.String(),
   emailId: Type.String(),
-  messageId: Nullable(Type.String()),
+  messageId: Type.String({ description: '"" when the message has none' }),
   type: Type.Literal('inbound'),
   threadPosition: Nullable(Type.Integer()),
   subject: Type.String(),
@@ -192,7 +192,7 @@ function presentMailHead(
   return {
     id: email.id,
     emailId: email.id,
-    messageId: email.messageId,
+    messageId: email.messageId ?? '',
     subject: subjectOf(email.subject),
     from: email.fromAddress ?? email.from?.text ?? '',
     fromName: email.fromName,
@@ -244,9 +244,10 @@ export function presentMailDetail({ email, rawContent, rawFetchError, location }
     },
     addresses: { from: email.from, to: email.to, cc: email.cc, bcc: email.bcc, replyTo: email.replyTo },
     metadata: {
-      inReplyTo: email.inReplyTo,
+      // The spec types both strings: no In-Reply-To is "", no priority header is what it means, normal.
+      inReplyTo: email.inReplyTo ?? '',
       references: email.references,
-      priority: email.priority,
+      priority: email.priority ?? 'normal',
       parseSuccess: email.parseSuccess,
       parseError: email.parseError,
       hasAttachments: email.attachments.length > 0,
@@ -277,7 +278,7 @@ export function presentMailDetail({ email, rawContent, rawFetchError, location }
       commonHeaders: {
         from: email.from ? [email.from.text] : [],
         to: addressesOf(email.to),
-        messageId: email.messageId,
+        messageId: email.messageId ?? '',
         subject: subjectOf(email.subject),
       },
     },
