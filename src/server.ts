@@ -81,7 +81,7 @@ function banner(app: App, bound: Bound): string[] {
   if (!config.mxHost.includes('.')) {
     const warning = `MX_HOST "${config.mxHost}" is a short host name: set MX_HOST to this server's public DNS name`;
     app.logger.warn({ mxHost: config.mxHost }, warning);
-    lines.push(`Warning: ${warning} (each domain keeps the MX host it was created with)`);
+    lines.push(`Warning: ${warning} (a domain's MX and SPF records follow it at the domain's next check)`);
   }
   return lines;
 }

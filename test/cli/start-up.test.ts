@@ -204,7 +204,9 @@ describe('start banner', () => {
     try {
       const warning = 'MX_HOST "mailbox" is a short host name: set MX_HOST to this server\'s public DNS name';
       assert.ok(
-        server.stdout().includes(`Warning: ${warning} (each domain keeps the MX host it was created with)\n`),
+        server
+          .stdout()
+          .includes(`Warning: ${warning} (a domain's MX and SPF records follow it at the domain's next check)\n`),
         server.stdout(),
       );
       const logged = await logEntry(server, warning);

@@ -6,7 +6,7 @@ import { sendMail } from '../helpers/smtp.ts';
 import { browserSkipReason, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
-describe('the console: a webhook signing secret, and the domain an address is typed on', {
+describe('the console: a short MX host, a webhook signing secret, and the domain an address is typed on', {
   skip: browserSkipReason,
 }, () => {
   let world: ConsoleWorld;
@@ -14,7 +14,8 @@ describe('the console: a webhook signing secret, and the domain an address is ty
   let firstId: string;
 
   before(async () => {
-    world = await startConsoleWorld();
+    // A short MX host, as MX_HOST's default (the machine's name) often is: the domain page warns about it.
+    world = await startConsoleWorld({ MX_HOST: 'mailbox' });
     ({ dns, receiver, server, api, page } = world);
     firstId = (await createVerifiedDomain(api, dns, 'first.test')).id;
     // Listed first, being the newest.
@@ -24,6 +25,18 @@ describe('the console: a webhook signing secret, and the domain an address is ty
   });
   after(async () => {
     await world?.close();
+  });
+
+  test('a domain whose MX record names a short host says so, with what to do', async () => {
+    await page.goto(`${server.baseUrl}/#/setup/domains/${firstId}`);
+    const warning = page.locator('p.form-error[role=alert]');
+    await warning.waitFor();
+    assert.equal(
+      await warning.innerText(),
+      'The MX record names "mailbox", a short host name the internet cannot resolve: set MX_HOST to this ' +
+        "server's public DNS name, restart it, then Check now: the records follow it.",
+    );
+    await page.getByRole('link', { name: 'Back to setup' }).click();
   });
 
   test('an address typed on the older domain is created there, whatever the list showed first', async () => {

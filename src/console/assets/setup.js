@@ -92,6 +92,22 @@ export async function showSetup(container) {
   };
 }
 
+/**
+ * A warning when the MX record names a host without a dot: the server's MX_HOST was left at the machine's short name,
+ * which no one on the internet can resolve, so mail would never arrive.
+ */
+function shortMxWarning(domain) {
+  const mx = domain.dnsRecords.find((record) => record.recordType === 'MX');
+  const host = mx?.value.split(/\s+/).at(-1)?.replace(/\.$/, '');
+  if (!host || host.includes('.')) return null;
+  return h(
+    'p',
+    { class: 'form-error', role: 'alert' },
+    `The MX record names "${host}", a short host name the internet cannot resolve: set MX_HOST to this server's `,
+    'public DNS name, restart it, then Check now: the records follow it.',
+  );
+}
+
 /** Per-record status: the check's answer when one was just run (it says why a record is wrong), else the stored one. */
 function recordsTable(domain, check) {
   const checked = check?.dnsRecords ?? [];
@@ -193,6 +209,7 @@ export async function showDomain(container, id) {
       ),
       h('h2', {}, 'DNS records'),
       h('p', {}, 'Publish these records at your DNS provider, then check. Required records decide verification.'),
+      shortMxWarning(domain),
       recordsTable(domain, check ? domain.verificationCheck : undefined),
       h('h2', {}, 'Catch-all'),
       catchAllForm(domain, endpoints, () => render(false)),
