@@ -199,7 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: e.DELIVERY_CONCURRENCY,
       concurrencyPerTarget: Math.min(
         e.DELIVERY_CONCURRENCY,
-        e.DELIVERY_CONCURRENCY_PER_ENDPOINT ?? Math.ceil(e.DELIVERY_CONCURRENCY / 4),
+        e.DELIVERY_CONCURRENCY_PER_ENDPOINT ?? Math.ceil(e.DELIVERY_CONCURRENCY / 2),
       ),
       retryScale: e.DELIVERY_RETRY_SCALE,
       leaseMs: e.DELIVERY_LEASE_SECONDS * 1000,

@@ -3,7 +3,7 @@ import type { Logger } from '../core/index.ts';
 import { randomHex } from '../core/index.ts';
 import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import type { JobRunner } from './job-runner.ts';
-import type { DeliveryJob, OutboxStore } from './outbox-store.ts';
+import type { OutboxStore } from './outbox-store.ts';
 
 export interface WorkerSettings {
   /** Attempts sending at once; as many again may wait for their record (see `sending`). */
@@ -50,8 +50,10 @@ export class DeliveryWorker {
   private readonly sending = new Map<string, string>();
   /** How many jobs are sending to each target. */
   private readonly sendingPerTarget = new Map<string, number>();
-  /** Jobs taken already leased, waiting for a slot. */
+  /** Jobs taken already leased, waiting for a slot, in arrival order. */
   private readonly waiting: RunnableJob[] = [];
+  /** How many of them wait for each target, so that a target with no room costs no scan of `waiting`. */
+  private readonly waitingPerTarget = new Map<string, number>();
   /**
    * Set when jobs were left pending (`waiting` was full, or a heartbeat handed jobs back): no lease is given until the
    * claims have taken every due job, so that the jobs left pending run before fresher ones.
@@ -66,6 +68,8 @@ export class DeliveryWorker {
   private lookAhead = true;
   /** Whether a claim could find jobs: cleared by a claim that found fewer than it asked for (see look). */
   private dueMayExist = true;
+  /** Full targets a short claim left out: their due jobs may still be pending (see freeSlot). */
+  private readonly leftOut = new Set<string>();
   /** Counts `wake()` calls, so that a claim knows whether jobs were committed while it ran. */
   private wakeUps = 0;
   /** The earliest time a job is known to become due, in ms since the epoch. */
@@ -109,7 +113,7 @@ export class DeliveryWorker {
     let left = 0;
     while (left < this.waiting.length && this.waitingAtBeat.has(this.waiting[left]!.job.id)) left++;
     if (left > 0) {
-      const stale = this.waiting.splice(0, left).map(({ job }) => job.id);
+      const stale = this.takeWaiting(0, left).map(({ job }) => job.id);
       // Jobs committed from now on go behind them.
       this.pendingLeftBehind = true;
       this.store
@@ -148,20 +152,48 @@ export class DeliveryWorker {
         .catch((error) => this.logger.warn({ err: error, deliveryIds: ids }, 'delivery release failed'));
       return;
     }
-    this.waiting.push(...jobs);
+    this.addWaiting(jobs);
     this.launchWaiting();
   }
 
   /** Launches waiting jobs in arrival order while slots are open, passing over those whose target has none left. */
   private launchWaiting(): void {
     for (let index = 0; index < this.waiting.length && !this.stopped && this.openSlots() > 0; ) {
-      if (this.targetHasRoom(this.waiting[index]!.job)) this.launch(this.waiting.splice(index, 1)[0]!);
+      if (this.launchableWaiting() === 0) return;
+      if (this.roomOf(this.waiting[index]!.job.target_id) > 0) this.launch(this.takeWaiting(index, 1)[0]!);
       else index++;
     }
   }
 
-  private targetHasRoom(job: DeliveryJob): boolean {
-    return (this.sendingPerTarget.get(job.target_id) ?? 0) < this.settings.concurrencyPerTarget;
+  private addWaiting(runnables: readonly RunnableJob[]): void {
+    for (const runnable of runnables) {
+      this.waiting.push(runnable);
+      const target = runnable.job.target_id;
+      this.waitingPerTarget.set(target, (this.waitingPerTarget.get(target) ?? 0) + 1);
+    }
+  }
+
+  private takeWaiting(start: number, count: number): RunnableJob[] {
+    const taken = this.waiting.splice(start, count);
+    for (const { job } of taken) {
+      const left = this.waitingPerTarget.get(job.target_id)! - 1;
+      if (left > 0) this.waitingPerTarget.set(job.target_id, left);
+      else this.waitingPerTarget.delete(job.target_id);
+    }
+    return taken;
+  }
+
+  /** Slots a target may still take. */
+  private roomOf(target: string): number {
+    return this.settings.concurrencyPerTarget - (this.sendingPerTarget.get(target) ?? 0);
+  }
+
+  /** Waiting jobs that could start once slots are open: per target, as many as it has room for. */
+  private launchableWaiting(): number {
+    let launchable = 0;
+    for (const [target, count] of this.waitingPerTarget)
+      launchable += Math.min(count, Math.max(0, this.roomOf(target)));
+    return launchable;
   }
 
   /** Targets holding all the slots they may: a claim leaves their jobs for later. */
@@ -219,16 +251,11 @@ export class DeliveryWorker {
         while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
           const wakeUpsBefore = this.wakeUps;
-          const jobs = await this.store.claim(
-            this.owner,
-            wanted,
-            this.now(),
-            this.settings.leaseMs,
-            this.fullTargets(),
-          );
+          const full = this.fullTargets();
+          const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs, full);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here. One claim
           // may bring a target more jobs than it has room for: those wait for its slots.
-          for (const job of jobs) if (!this.holds(job.id)) this.waiting.push({ job });
+          this.addWaiting(jobs.filter((job) => !this.holds(job.id)).map((job) => ({ job })));
           this.launchWaiting();
           // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first);
           // the jobs of full targets are, until one of their slots frees (see freeSlot).
@@ -236,6 +263,7 @@ export class DeliveryWorker {
             // Every job left pending before the claim began is taken: fresh ones may be leased again.
             this.pendingLeftBehind = false;
             if (this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
+            for (const target of full) this.leftOut.add(target);
           }
         }
       } while (this.pumpAgain && !this.stopped);
@@ -286,7 +314,7 @@ export class DeliveryWorker {
 
   /** Open slots that no job waiting will take. */
   private freeSlots(): number {
-    return this.openSlots() - this.waiting.filter(({ job }) => this.targetHasRoom(job)).length;
+    return this.openSlots() - this.launchableWaiting();
   }
 
   private launch(runnable: RunnableJob): void {
@@ -323,13 +351,14 @@ export class DeliveryWorker {
     if (this.dueMayExist) this.pump();
   }
 
-  /** Frees a job's slot, if it holds one; a target that was full may have due jobs that claims left out since. */
+  /** Frees a job's slot, if it holds one; a target that was full may have due jobs that a claim left out. */
   private freeSlot(id: string): boolean {
     const target = this.sending.get(id);
     if (target === undefined) return false;
     this.sending.delete(id);
     const count = this.sendingPerTarget.get(target) ?? 1;
-    if (count >= this.settings.concurrencyPerTarget) this.dueMayExist = true;
+    // Only a target a claim left out may have due jobs pending; claiming for every other would be a write for nothing.
+    if (this.leftOut.delete(target)) this.dueMayExist = true;
     if (count > 1) this.sendingPerTarget.set(target, count - 1);
     else this.sendingPerTarget.delete(target);
     return true;
@@ -356,7 +385,7 @@ export class DeliveryWorker {
       clearTimeout(timer);
     }
     const leased = this.leasedIds();
-    this.waiting.length = 0;
+    this.takeWaiting(0, this.waiting.length);
     await this.store.release(this.owner, leased, this.now());
   }
 }
