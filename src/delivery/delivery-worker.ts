@@ -42,10 +42,10 @@ export class DeliveryWorker {
   /** Jobs launched and not yet recorded, whose leases the worker renews. */
   private readonly inflight = new Map<string, Promise<void>>();
   /**
-   * The launched jobs whose attempt is still sending, with their targets. Only these hold a slot: a finished attempt waits for its record
-   * to commit (on SQLite, for the write lock ingest's writer holds most of the time under load), and if it held its
-   * slot meanwhile, new jobs would find none and be left for a claim, which reads the email back and sanitizes it
-   * again.
+   * The launched jobs whose attempt is still sending, with their targets. Only these hold a slot: a finished attempt
+   * waits for its record to commit (on SQLite, for the write lock ingest's writer holds most of the time under load),
+   * and if it held its slot meanwhile, new jobs would find none and be left for a claim, which reads the email back
+   * and sanitizes it again.
    */
   private readonly sending = new Map<string, string>();
   /** How many jobs are sending to each target. */
