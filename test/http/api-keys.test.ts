@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { createInstallation, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, type ServerProcess, startServerProcess } from '../helpers/process.ts';
 import { startS3Server } from '../helpers/s3.ts';
 
 let server: TestApp;
@@ -193,9 +193,11 @@ describe('API keys over /api/v2/keys', () => {
       MAILROOM_API_KEY: adminKey,
       DNS_SERVERS: '127.0.0.1:9',
     });
-    const one = await startServerProcess(installation.env);
-    const two = await startServerProcess(installation.env);
+    const started: ServerProcess[] = [];
     try {
+      // Started inside the try, so that a second start that fails still stops the first.
+      for (let n = 0; n < 2; n++) started.push(await startServerProcess(installation.env));
+      const [one, two] = started as [ServerProcess, ServerProcess];
       const created = (await apiClient(one.httpUrl, adminKey).post('/api/v2/keys')).body;
       const onTwo = apiClient(two.httpUrl, created.key);
       assert.equal((await onTwo.get('/api/v2/domains')).status, 200);
@@ -206,7 +208,7 @@ describe('API keys over /api/v2/keys', () => {
       assert.deepEqual(refused.body, UNAUTHORIZED_UNKNOWN);
       assert.equal((await apiClient(two.httpUrl, adminKey).get('/api/v2/domains')).status, 200);
     } finally {
-      await Promise.all([one.stop(), two.stop()]);
+      await Promise.all(started.map((server) => server.stop()));
       await installation.remove();
       await s3.close();
     }
