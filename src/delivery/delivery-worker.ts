@@ -198,8 +198,7 @@ export class DeliveryWorker {
 
   /** Targets holding all the slots they may: a claim leaves their jobs for later. */
   private fullTargets(): string[] {
-    const { concurrencyPerTarget } = this.settings;
-    return [...this.sendingPerTarget].filter(([, count]) => count >= concurrencyPerTarget).map(([target]) => target);
+    return [...this.sendingPerTarget.keys()].filter((target) => this.roomOf(target) <= 0);
   }
 
   private holds(id: string): boolean {
