@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type Kysely, sql } from 'kysely';
 import type { Database, SqliteConfig } from '../db/index.ts';
-import { SEARCH_BODY_CHARS } from './search-words.ts';
+import { SEARCH_BODY_CHARS, searchText } from './search-words.ts';
 
 /**
  * SQLite's search index (FTS5) lives in a database file of its own, next to the main one, attached to the
@@ -35,23 +35,46 @@ export function searchDatabaseFile(file: string): string {
 }
 
 /**
+ * The version of the word rule (search-words.ts) the search file's entries were split by, kept as its `user_version`.
+ * Change it with the rule: a file of another version is emptied and built again from every email.
+ */
+const WORD_RULE_VERSION = 1;
+
+/**
  * Attaches the search database to `database` as `search`, creating its tables if it has none. Only connections
  * that search or index attach it: a write transaction (BEGIN IMMEDIATE) takes the write lock of every database its
  * connection has attached, so ingest's writer, which has no need of the index, must not.
+ *
+ * FTS5 reads each field as the word rule's words separated by spaces (searchText, the `search_text` SQL function),
+ * with the `ascii` tokenizer, which keeps every non-ASCII character within its word: the words are exactly those of
+ * a search and of PostgreSQL's vectors, where FTS5's own `unicode61` folded hundreds of letters otherwise (`İ`, `ς`).
  */
 export function attachSearchDatabase(database: DatabaseSync, { file, synchronous }: SqliteConfig): void {
+  database.function('search_text', { deterministic: true }, (text) => searchText(String(text ?? '')));
   database.prepare('ATTACH DATABASE ? AS search').run(searchDatabaseFile(file));
   database.exec('PRAGMA search.journal_mode = WAL');
   // The queue is trimmed up to what the search file records, so that record must be durable before the trim is.
   database.exec(`PRAGMA search.synchronous = ${synchronous}`);
   database.exec('PRAGMA search.cache_size = -16384');
-  database.exec(`
-    CREATE VIRTUAL TABLE IF NOT EXISTS search.emails_fts USING fts5(subject, sender, recipients, body,
-      content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0');
-    CREATE TABLE IF NOT EXISTS search.search_progress (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      applied_seq INTEGER NOT NULL);
-    INSERT OR IGNORE INTO search.search_progress (id, applied_seq) VALUES (1, ${NOT_BUILT});`);
+  database.exec('BEGIN IMMEDIATE');
+  try {
+    const { user_version } = database.prepare('PRAGMA search.user_version').get() as { user_version: number };
+    if (user_version !== WORD_RULE_VERSION) {
+      database.exec(`
+        DROP TABLE IF EXISTS search.emails_fts;
+        CREATE VIRTUAL TABLE search.emails_fts USING fts5(subject, sender, recipients, body,
+          content='', contentless_delete=1, tokenize='ascii');
+        CREATE TABLE IF NOT EXISTS search.search_progress (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          applied_seq INTEGER NOT NULL);
+        INSERT OR REPLACE INTO search.search_progress (id, applied_seq) VALUES (1, ${NOT_BUILT});
+        PRAGMA search.user_version = ${WORD_RULE_VERSION};`);
+    }
+    database.exec('COMMIT');
+  } catch (error) {
+    database.exec('ROLLBACK');
+    throw error;
+  }
 }
 
 const jsonText = (column: string) =>
@@ -60,10 +83,10 @@ const jsonText = (column: string) =>
 const INDEX_ROWS = sql.raw(`
   INSERT INTO search.emails_fts (rowid, subject, sender, recipients, body)
   SELECT e.rowid,
-    coalesce(e.subject, ''),
-    coalesce(e.from_name, '') || ' ' || coalesce(e.from_address, ''),
-    e.recipient || ' ' || ${jsonText('to_json')} || ' ' || ${jsonText('cc_json')} || ' ' || ${jsonText('bcc_json')},
-    coalesce(CASE WHEN octet_length(e.text_body) > ${SEARCH_BODY_CHARS} THEN substr(e.text_body, 1, ${SEARCH_BODY_CHARS}) ELSE e.text_body END, '')
+    search_text(e.subject),
+    search_text(coalesce(e.from_name, '') || ' ' || coalesce(e.from_address, '')),
+    search_text(e.recipient || ' ' || ${jsonText('to_json')} || ' ' || ${jsonText('cc_json')} || ' ' || ${jsonText('bcc_json')}),
+    search_text(CASE WHEN octet_length(e.text_body) > ${SEARCH_BODY_CHARS} THEN substr(e.text_body, 1, ${SEARCH_BODY_CHARS}) ELSE e.text_body END)
   FROM main.emails AS e WHERE e.rowid IN`);
 
 /** The last queue entry the search file records as applied (NOT_BUILT for a file not built yet). */

@@ -3,8 +3,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { openDatabase } from '../../src/db/index.ts';
 import { INGEST_THREAD_NAMES } from '../../src/ingest/index.ts';
-import { SEARCH_INDEXER_THREAD_NAME } from '../../src/search/index.ts';
+import { attachSearchDatabase, SEARCH_INDEXER_THREAD_NAME } from '../../src/search/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
 
@@ -118,6 +119,32 @@ test('SQLite: a search database that lost its index is built again from every em
   assert.deepEqual(await searchIds('dunlin'), [id]);
   assert.deepEqual(await searchIds('arrival').then((ids) => ids.length), 80);
   await sql`INSERT INTO search.emails_fts (emails_fts, rank) VALUES ('integrity-check', 0)`.execute(db);
+});
+
+test('SQLite: a search database split by an earlier word rule is emptied and built again', sqliteOnly, async () => {
+  const { app } = world.server;
+  const id = await deliver('İzmir whimbrel');
+  assert.deepEqual(await searchIds('İzmir'), [id]);
+  // What a search file of the earlier rule held: FTS5's own unicode61 words, which keep `İ` as it is.
+  await app.database.db.transaction().execute(async (trx) => {
+    await sql`DROP TABLE search.emails_fts`.execute(trx);
+    await sql`CREATE VIRTUAL TABLE search.emails_fts USING fts5(subject, sender, recipients, body,
+      content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0')`.execute(trx);
+    await sql`INSERT INTO search.emails_fts (rowid, subject, sender, recipients, body)
+      SELECT rowid, subject, '', '', '' FROM main.emails`.execute(trx);
+    await sql`PRAGMA search.user_version = 0`.execute(trx);
+  });
+  assert.deepEqual(await searchIds('İzmir'), []);
+  // A connection that attaches the search file finds it of another version, as a process started anew would.
+  const other = await openDatabase(app.config.database, { attach: attachSearchDatabase });
+  await other.close();
+  const { rows } = await sql<{ sql: string }>`SELECT sql FROM search.sqlite_master WHERE name = 'emails_fts'`.execute(
+    app.database.db,
+  );
+  assert.match(rows[0]!.sql, /tokenize='ascii'/);
+  assert.deepEqual(await searchIds('İzmir'), [id]);
+  assert.deepEqual(await searchIds('whimbrel'), [id]);
+  assert.deepEqual(await searchIds('arrival').then((ids) => ids.length), 80);
 });
 
 test('SQLite on Linux: the indexer thread runs at a lower priority than the rest of the process', {
