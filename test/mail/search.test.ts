@@ -83,6 +83,8 @@ const SAMPLES: Sample[] = [
   },
   // Words that are numbers without being digits, which PostgreSQL's own parser does not see as words.
   { key: 'S9', from: 'frank@kitchen.test', to: 'inbox@search.test', subject: 'Recipe', body: 'Add ½ cup, then stir ①' },
+  // Letters whose lower case FTS5's unicode61 tokenizer and JavaScript disagreed on (İ lower-cases to two characters).
+  { key: 'S10', from: 'gul@istanbul.test', to: 'billing@search.test', subject: 'İzmir ΟΔΟΣ', body: 'Bore 40 µm' },
 ];
 
 /** A word of 2,048 bytes: FTS5 indexes it, PostgreSQL's vectors cannot hold it (see fitsPostgresIndex). */
@@ -113,8 +115,8 @@ const TABLE: Array<[string, string[]]> = [
   ['is:read', ['S2']],
   ['is:unread invoice', ['S1', 'S7']],
   ['invoice -subject:re', ['S1', 'S7']],
-  ['-invoice', ['S3', 'S4', 'S5', 'S6', 'S8', 'S9']],
-  ['-from:acme -to:inbox', ['S2', 'S8']],
+  ['-invoice', ['S3', 'S4', 'S5', 'S6', 'S8', 'S9', 'S10']],
+  ['-from:acme -to:inbox', ['S2', 'S8', 'S10']],
   ['café', ['S3']],
   ['brûlée espresso', ['S3']],
   ['zoë müller', ['S8']],
@@ -131,12 +133,15 @@ const TABLE: Array<[string, string[]]> = [
   ['½', ['S9']],
   ['"½ cup"', ['S9']],
   ['① recipe', ['S9']],
+  ['İzmir', ['S10']],
+  ['subject:"İzmir οδος"', ['S10']],
+  ['µm', ['S10']],
   ['to:inbox -①', ['S1', 'S3', 'S4', 'S5', 'S7']],
   [LONG_WORD, []],
   [`"invoice ${LONG_WORD}"`, []],
   [`invoice -${LONG_WORD}`, ['S1', 'S2', 'S7']],
-  [`-${LONG_WORD} -from:acme -to:inbox`, ['S2', 'S8']],
-  [`after:${day(0)}`, ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9']],
+  [`-${LONG_WORD} -from:acme -to:inbox`, ['S2', 'S8', 'S10']],
+  [`after:${day(0)}`, ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10']],
   [`before:${day(0)}`, []],
   [`before:${day(1)} from:eve`, ['S7']],
   [`-before:${day(1)}`, []],
@@ -149,7 +154,7 @@ const TABLE: Array<[string, string[]]> = [
   ['to:""', []],
   ['invoice 🎉', []],
   ['has:attachment *', []],
-  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9']],
+  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10']],
   ['invoice -subject:☕ -""', ['S1', 'S2', 'S7']],
   ['is:read -*', ['S2']],
 ];
@@ -205,7 +210,7 @@ describe('search table (identical on SQLite and PostgreSQL)', () => {
       const response = await api.get(`/api/v2/mail?limit=100&search=${encodeURIComponent(search)}`);
       assert.equal(response.status, 200, JSON.stringify(response.body));
       const found = response.body.emails.map((email: { id: string }) => keyOf(email.id)).sort();
-      assert.deepEqual(found, expected);
+      assert.deepEqual(found, [...expected].sort());
       assert.equal(response.body.pagination.total, expected.length);
     });
   }
@@ -279,7 +284,7 @@ describe('PostgreSQL: the search table again once ANALYZE has counted the words'
     const keyOf = (id: string) => [...ids].find(([, value]) => value === id)?.[0];
     for (const [search, expected] of TABLE) {
       const list = await withStatistics.list(accountId, { search }, { limit: 100, offset: 0 });
-      assert.deepEqual(list.emails.map((email) => keyOf(email.id)).sort(), expected, search);
+      assert.deepEqual(list.emails.map((email) => keyOf(email.id)).sort(), [...expected].sort(), search);
       assert.equal(list.total, expected.length, search);
     }
   });
