@@ -56,10 +56,12 @@ export function attachSearchDatabase(database: DatabaseSync, { file, synchronous
   // The queue is trimmed up to what the search file records, so that record must be durable before the trim is.
   database.exec(`PRAGMA search.synchronous = ${synchronous}`);
   database.exec('PRAGMA search.cache_size = -16384');
+  const version = () => (database.prepare('PRAGMA search.user_version').get() as { user_version: number }).user_version;
+  // Read first without a lock: a file of this version, nearly always, needs no write.
+  if (version() === WORD_RULE_VERSION) return;
   database.exec('BEGIN IMMEDIATE');
   try {
-    const { user_version } = database.prepare('PRAGMA search.user_version').get() as { user_version: number };
-    if (user_version !== WORD_RULE_VERSION) {
+    if (version() !== WORD_RULE_VERSION) {
       database.exec(`
         DROP TABLE IF EXISTS search.emails_fts;
         CREATE VIRTUAL TABLE search.emails_fts USING fts5(subject, sender, recipients, body,
