@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { type AddressObject, type AttachmentStream, type HeaderLines, MailParser, type MessageText } from 'mailparser';
 
 export interface AddressList {
@@ -79,17 +80,36 @@ function headerValue(line: string): string {
   return (colon >= 0 ? line.slice(colon + 1) : line).replace(/\r?\n[ \t]+/g, ' ').trim();
 }
 
-/** Raw 8-bit header bytes arrive as latin1 text; read them as UTF-8 when they are valid UTF-8 (SMTPUTF8 senders). */
-function eightBitAsUtf8(value: string): string {
-  if (!/[\x80-\xff]/.test(value)) return value;
-  const utf8 = Buffer.from(value, 'latin1').toString('utf8');
-  return utf8.includes('\ufffd') ? value : utf8;
+/** Shared: a regular expression literal is a new object each time it runs, and this runs for every header line. */
+const EIGHT_BIT = /[\x80-\xff]/;
+
+/**
+ * Raw 8-bit header bytes arrive as latin1 text (a character per byte). They read as UTF-8 when they are valid UTF-8
+ * (SMTPUTF8 senders), else as latin-1, as MailParser's splitter reads a filename. The headers list, the subject and
+ * the names all read them so.
+ */
+function eightBitHeader(value: string): string {
+  if (!EIGHT_BIT.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : value;
+}
+
+/**
+ * MailParser reads a header line's bytes as UTF-8 and turns those that are not into U+FFFD (subject, names). It is
+ * given the UTF-8 of the text eightBitHeader reads instead (the same bytes when they are UTF-8 already).
+ */
+function asUtf8Lines(lines: HeaderLines): HeaderLines {
+  return lines.map((entry) =>
+    EIGHT_BIT.test(entry.line)
+      ? { key: entry.key, line: Buffer.from(eightBitHeader(entry.line), 'utf8').toString('latin1') }
+      : entry,
+  );
 }
 
 function decodedHeaders(lines: HeaderLines, decode: (value: string) => string): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const { key, line } of lines) {
-    let value = eightBitAsUtf8(headerValue(line));
+    let value = eightBitHeader(headerValue(line));
     try {
       value = decode(value);
     } catch {}
@@ -126,6 +146,10 @@ function cap(text: string | undefined): string | null {
  */
 export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessage> {
   const parser = new MailParser(PARSER_OPTIONS);
+  // MailParser has no option for how to read 8-bit header bytes; its header step is wrapped instead (asUtf8Lines).
+  const internals = parser as unknown as { processHeaders(lines: HeaderLines): unknown };
+  const processHeaders = internals.processHeaders.bind(parser);
+  internals.processHeaders = (lines) => processHeaders(asUtf8Lines(lines));
   const parsed: ParsedMessage = {
     messageId: null,
     subject: null,

@@ -289,4 +289,30 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.deepEqual(verified.endpoint, { id: created.body.id, name: 'Legacy', type: 'webhook' });
     assert.equal((await waitForDelivery(api, emailId)).status, 'success');
   });
+
+  test('a raw latin-1 Subject and From name arrive as latin-1; UTF-8 and RFC 2047 ones as before', async () => {
+    for (const [label, subject, encoding, expected] of [
+      ['latin-1', 'Café crème', 'latin1', 'Café crème'],
+      ['UTF-8', 'Café crème ☕', 'utf8', 'Café crème ☕'],
+      ['RFC 2047', '=?iso-8859-1?Q?Caf=E9_cr=E8me?=', 'latin1', 'Café crème'],
+    ] as const) {
+      const { address } = await webhookAddress();
+      const raw = `From: "${subject}" <ann@sender.test>\r\nTo: ${address}\r\nSubject: ${subject}\r\n\r\nHi\r\n`;
+      await deliver(address, { raw: Buffer.from(raw, encoding) });
+      await receiver.waitForRequests(1);
+      const { email } = JSON.parse(receiver.requests[0]!.body);
+      assert.deepEqual(
+        [email.subject, email.parsedData.subject, email.parsedData.headers.subject],
+        [expected, expected, expected],
+        label,
+      );
+      assert.deepEqual(
+        email.from,
+        { text: `"${expected}" <ann@sender.test>`, addresses: [{ name: expected, address: 'ann@sender.test' }] },
+        label,
+      );
+      assert.deepEqual(email.parsedData.from, email.from, label);
+      receiver.clear();
+    }
+  });
 });

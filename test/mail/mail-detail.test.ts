@@ -331,3 +331,51 @@ describe('e2 /emails', () => {
     }
   });
 });
+
+describe('raw 8-bit headers', () => {
+  /** Subject, From, To, Cc and Reply-To with the name `name`, as the header bytes `encoding` gives it. */
+  const eightBit = (name: string, encoding: BufferEncoding, id: string) =>
+    Buffer.from(
+      rawMessage(
+        {
+          From: `"${name}" <chef@sender.test>`,
+          To: `${name} <inbox@detail.test>`,
+          Cc: `"${name}" <cc@sender.test>`,
+          'Reply-To': `"${name}" <replies@sender.test>`,
+          Subject: name,
+          'Message-ID': `<${id}@sender.test>`,
+          'Content-Type': 'text/plain; charset=utf-8',
+        },
+        'Body\n',
+      ),
+      encoding,
+    );
+
+  test('a latin-1 Subject and display names read as latin-1 in the v2 detail, the e2 email and the headers list; UTF-8 and RFC 2047 as before', async () => {
+    for (const [label, raw, expected] of [
+      ['latin-1', eightBit('Café crème', 'latin1', 'latin1-1'), 'Café crème'],
+      ['UTF-8', eightBit('Café crème ☕', 'utf8', 'utf8-1'), 'Café crème ☕'],
+      ['RFC 2047', eightBit('=?iso-8859-1?Q?Caf=E9_cr=E8me?=', 'latin1', 'rfc2047-1'), 'Café crème'],
+    ] as const) {
+      const [id] = await world.deliver({ from: 'chef@sender.test', to: 'inbox@detail.test', raw });
+      const { body: detail } = await api.get(`/api/v2/mail/${id}`);
+      assert.deepEqual(
+        [
+          detail.subject,
+          detail.fromName,
+          detail.content.headers.subject,
+          detail.processing.commonHeaders.subject,
+          ...['from', 'to', 'cc', 'replyTo'].map((field) => detail.addresses[field].addresses[0].name),
+        ],
+        Array(8).fill(expected),
+        label,
+      );
+      const { body: email } = await api.get(`/api/e2/emails/${id}`);
+      assert.deepEqual(
+        [email.subject, email.from_name, email.from],
+        [expected, expected, `"${expected}" <chef@sender.test>`],
+        label,
+      );
+    }
+  });
+});
