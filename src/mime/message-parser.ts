@@ -137,7 +137,10 @@ export function attachmentType(part: AttachmentStream): string {
 
 function cap(text: string | undefined): string | null {
   if (text === undefined) return null;
-  return text.length > MAX_BODY_CHARS ? text.slice(0, MAX_BODY_CHARS) : text;
+  if (text.length <= MAX_BODY_CHARS) return text;
+  // A cut between the two halves of a surrogate pair (an emoji, say) would leave a lone half; it goes before the pair.
+  const last = text.charCodeAt(MAX_BODY_CHARS - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_BODY_CHARS - 1 : MAX_BODY_CHARS);
 }
 
 /**

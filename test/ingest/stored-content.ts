@@ -154,6 +154,17 @@ export function storedContentSuite(
       assert.equal(row.raw_size, (await rawOf(row.raw_blob_key)).length);
     });
 
+    test('a text body over 5,000,000 characters is cut before a surrogate pair the cut would split', async () => {
+      // The emoji's two UTF-16 halves are characters 5,000,000 and 5,000,001.
+      const kept = 'a'.repeat(4_999_999);
+      const raw = Buffer.from(
+        `From: big@sender.test\r\nTo: support@inbox.test\r\nSubject: Cut\r\nMessage-ID: <cut-1@sender.test>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n${kept}\u{1f600}tail\r\n`,
+      );
+      const row = await deliver(raw);
+      assert.equal(row.text_body?.length, kept.length);
+      assert.ok(row.text_body === kept, 'the body is the characters before the emoji');
+    });
+
     test('a byte range of the raw message can be read back', async () => {
       const raw = readFileSync(join(CORPUS_DIR, 'plain-text.eml'));
       const row = await deliver(raw);
