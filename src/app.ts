@@ -26,7 +26,7 @@ import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
 import { RoutingService, RoutingWritesPlugin } from './routing/index.ts';
 import { BlocklistService, explainRouting, RuleEvaluator, RulesService } from './rules/index.ts';
-import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndexer } from './search/index.ts';
+import { attachSearchDatabase, PostgresMailPages, SqliteMailPages, startSearchIndex } from './search/index.ts';
 import { createSmtpReceiver, loadTlsMaterial } from './smtp/index.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -93,7 +93,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   });
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
-  const searchIndexer = config.database.kind === 'sqlite' ? startSearchIndexer(config.database, logger) : undefined;
+  const searchIndexer = await startSearchIndex(config.database, database.db, logger);
   const { db, postgres } = database;
   const blobs = await openBlobStore(config.blobs);
 

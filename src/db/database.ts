@@ -10,6 +10,7 @@ import { createSqliteDialect } from './sqlite-dialect.ts';
 
 export type Db = Kysely<Database>;
 
+export type { DatabaseConfig };
 export type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 
 export interface DatabaseHandle {

@@ -1,5 +1,6 @@
 import type { Logger } from '../core/index.ts';
-import { type SqliteConfig, startBackgroundThread } from '../db/index.ts';
+import { type DatabaseConfig, type Db, type SqliteConfig, startBackgroundThread } from '../db/index.ts';
+import { rebuildOutdatedSearchVectors } from './postgres-vector-rebuild.ts';
 
 export interface SearchIndexerThreadData {
   database: SqliteConfig;
@@ -20,7 +21,7 @@ const POLL_MS = 50;
  * that neither ingest's writer nor the event loop spends its time on FTS5. A failure is logged and retried at the
  * next poll; the queue keeps what was not applied.
  */
-export function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Promise<void> } {
+function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Promise<void> } {
   // A slice cut off at exit is rolled back, and applied again at the next start.
   const thread = startBackgroundThread(
     new URL('./search-indexer-thread.ts', import.meta.url),
@@ -37,4 +38,19 @@ export function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop
     logger.error({ err: error }, 'search indexer stopped; searches index what they need'),
   );
   return thread;
+}
+
+/**
+ * Keeps the search index in line with stored mail from a process's start: on SQLite, the indexer's thread (which
+ * also builds a search file of another word rule again); on PostgreSQL, where ingest writes each email's vector, the
+ * vectors of an earlier word rule are built again before the process serves.
+ */
+export async function startSearchIndex(
+  config: DatabaseConfig,
+  db: Db,
+  logger: Logger,
+): Promise<{ stop(): Promise<void> } | undefined> {
+  if (config.kind === 'sqlite') return startSearchIndexer(config, logger);
+  await rebuildOutdatedSearchVectors(db, logger);
+  return undefined;
 }

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type Kysely, sql } from 'kysely';
 import type { Database, SqliteConfig } from '../db/index.ts';
-import { SEARCH_BODY_CHARS, searchText } from './search-words.ts';
+import { SEARCH_BODY_CHARS, searchText, WORD_RULE_VERSION } from './search-words.ts';
 
 /**
  * SQLite's search index (FTS5) lives in a database file of its own, next to the main one, attached to the
@@ -33,12 +33,6 @@ const NOT_BUILT = -1;
 export function searchDatabaseFile(file: string): string {
   return file.endsWith('.sqlite') ? `${file.slice(0, -'.sqlite'.length)}-search.sqlite` : `${file}-search`;
 }
-
-/**
- * The version of the word rule (search-words.ts) the search file's entries were split by, kept as its `user_version`.
- * Change it with the rule: a file of another version is emptied and built again from every email.
- */
-const WORD_RULE_VERSION = 1;
 
 /**
  * Attaches the search database to `database` as `search`, creating its tables if it has none. Only connections

@@ -85,6 +85,8 @@ const SAMPLES: Sample[] = [
   { key: 'S9', from: 'frank@kitchen.test', to: 'inbox@search.test', subject: 'Recipe', body: 'Add ½ cup, then stir ①' },
   // Letters whose lower case FTS5's unicode61 tokenizer and JavaScript disagreed on (İ lower-cases to two characters).
   { key: 'S10', from: 'gul@istanbul.test', to: 'billing@search.test', subject: 'İzmir ΟΔΟΣ', body: 'Bore 40 µm' },
+  // Vowel signs inside Devanagari words, a ligature and full-width letters, ß.
+  { key: 'S11', from: 'ravi@patra.test', to: 'billing@search.test', subject: 'हिन्दी पत्र', body: 'Große ﬁle ＡＢＣ１' },
 ];
 
 /** A word of 2,048 bytes: FTS5 indexes it, PostgreSQL's vectors cannot hold it (see fitsPostgresIndex). */
@@ -115,8 +117,8 @@ const TABLE: Array<[string, string[]]> = [
   ['is:read', ['S2']],
   ['is:unread invoice', ['S1', 'S7']],
   ['invoice -subject:re', ['S1', 'S7']],
-  ['-invoice', ['S3', 'S4', 'S5', 'S6', 'S8', 'S9', 'S10']],
-  ['-from:acme -to:inbox', ['S2', 'S8', 'S10']],
+  ['-invoice', ['S3', 'S4', 'S5', 'S6', 'S8', 'S9', 'S10', 'S11']],
+  ['-from:acme -to:inbox', ['S2', 'S8', 'S10', 'S11']],
   ['café', ['S3']],
   ['brûlée espresso', ['S3']],
   ['zoë müller', ['S8']],
@@ -136,12 +138,21 @@ const TABLE: Array<[string, string[]]> = [
   ['İzmir', ['S10']],
   ['subject:"İzmir οδος"', ['S10']],
   ['µm', ['S10']],
+  ['μm', ['S10']],
+  ['οδοσ', ['S10']],
+  ['हिन्दी', ['S11']],
+  ['हि', ['S11']],
+  ['हन्द', []],
+  ['grosse', ['S11']],
+  ['GROSSE file', ['S11']],
+  ['abc1', ['S11']],
+  ['ＡＢ', ['S11']],
   ['to:inbox -①', ['S1', 'S3', 'S4', 'S5', 'S7']],
   [LONG_WORD, []],
   [`"invoice ${LONG_WORD}"`, []],
   [`invoice -${LONG_WORD}`, ['S1', 'S2', 'S7']],
-  [`-${LONG_WORD} -from:acme -to:inbox`, ['S2', 'S8', 'S10']],
-  [`after:${day(0)}`, ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10']],
+  [`-${LONG_WORD} -from:acme -to:inbox`, ['S2', 'S8', 'S10', 'S11']],
+  [`after:${day(0)}`, ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11']],
   [`before:${day(0)}`, []],
   [`before:${day(1)} from:eve`, ['S7']],
   [`-before:${day(1)}`, []],
@@ -154,7 +165,7 @@ const TABLE: Array<[string, string[]]> = [
   ['to:""', []],
   ['invoice 🎉', []],
   ['has:attachment *', []],
-  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10']],
+  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11']],
   ['invoice -subject:☕ -""', ['S1', 'S2', 'S7']],
   ['is:read -*', ['S2']],
 ];

@@ -1,0 +1,68 @@
+import { type Kysely, sql } from 'kysely';
+import type { Logger } from '../core/index.ts';
+import type { Database } from '../db/index.ts';
+import { postgresSearchVectors } from './postgres-search-vectors.ts';
+import { SEARCH_BODY_CHARS, WORD_RULE_VERSION } from './search-words.ts';
+
+/** Emails read and written again in one statement each. */
+const BATCH_EMAILS = 500;
+/** One key for every Mailroom process on the database, so that one of them builds the vectors. */
+const LOCK_KEY = sql`hashtext('mailroom search_word_rule')`;
+
+interface IndexedFields {
+  id: string;
+  subject: string;
+  sender: string;
+  recipients: string;
+  body: string;
+}
+
+async function recordedVersion(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ version: number }>`SELECT version FROM search_word_rule`.execute(db);
+  return rows[0]!.version;
+}
+
+/**
+ * PostgreSQL: builds the search vectors of the stored emails again when they were built by an earlier word rule
+ * (see WORD_RULE_VERSION), at start, before the process serves. Only emails with a character past ASCII in an
+ * indexed field can have other words by another rule, so only those are read. Each batch commits by itself: a
+ * process stopped halfway leaves the version unrecorded and the next start goes through them again. Other processes
+ * starting meanwhile wait for the lock, then find the version recorded.
+ */
+export async function rebuildOutdatedSearchVectors(db: Kysely<Database>, logger: Logger): Promise<void> {
+  if ((await recordedVersion(db)) === WORD_RULE_VERSION) return;
+  await db.connection().execute(async (connection) => {
+    await sql`SELECT pg_advisory_lock(${LOCK_KEY})`.execute(connection);
+    try {
+      if ((await recordedVersion(connection)) === WORD_RULE_VERSION) return;
+      logger.info('Building the search vectors of stored mail again for the current search word rule');
+      let after = '';
+      let rebuilt = 0;
+      for (;;) {
+        const { rows } = await sql<IndexedFields>`
+          SELECT id, coalesce(subject, '') AS subject,
+            coalesce(from_name, '') || ' ' || coalesce(from_address, '') AS sender,
+            recipient || ' ' || coalesce(to_json::json ->> 'text', '') || ' ' || coalesce(cc_json::json ->> 'text', '')
+              || ' ' || coalesce(bcc_json::json ->> 'text', '') AS recipients,
+            left(coalesce(text_body, ''), ${SEARCH_BODY_CHARS}) AS body
+          FROM emails
+          WHERE id > ${after} AND (coalesce(subject, '') || coalesce(from_name, '') || coalesce(from_address, '')
+            || recipient || coalesce(to_json, '') || coalesce(cc_json, '') || coalesce(bcc_json, '')
+            || left(coalesce(text_body, ''), ${SEARCH_BODY_CHARS})) ~ '[^\\x01-\\x7f]'
+          ORDER BY id LIMIT ${BATCH_EMAILS}`.execute(connection);
+        if (rows.length === 0) break;
+        const vectors = rows.map((row) => sql`(${row.id}, ${postgresSearchVectors(row)(row.recipients)})`);
+        await sql`
+          UPDATE emails SET search_vector = rebuilt.vector::tsvector
+          FROM (VALUES ${sql.join(vectors)}) AS rebuilt (id, vector)
+          WHERE emails.id = rebuilt.id`.execute(connection);
+        rebuilt += rows.length;
+        after = rows[rows.length - 1]!.id;
+      }
+      await sql`UPDATE search_word_rule SET version = ${WORD_RULE_VERSION}`.execute(connection);
+      logger.info({ emails: rebuilt }, 'Built the search vectors again');
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${LOCK_KEY})`.execute(connection);
+    }
+  });
+}
