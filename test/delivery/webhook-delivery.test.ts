@@ -15,6 +15,8 @@ import {
   waitForDelivery,
 } from './setup.ts';
 
+/** The body size receivers and proxies commonly refuse (1 MB): every webhook body must stay under it. */
+const RECEIVER_LIMIT = 1_000_000;
 const SECRET = `whsec_${Buffer.from('mailroom-webhook-test-secret-32b').toString('base64')}`;
 
 let world: DeliveryWorld;
@@ -170,6 +172,60 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.equal(delivery.responseData!.responseCode, 200);
     assert.equal(delivery.responseData!.responseBody, 'ok');
     assert.equal(delivery.responseData!.url, receiver.url);
+  });
+
+  test('a 600,000-character Subject: the body fits a 1 MB cap, its subject cut to 1,000 characters, and says so', async () => {
+    const { address } = await webhookAddress();
+    const emailId = await deliver(address, { subject: 'Quarterly figures '.repeat(33_334).slice(0, 600_000) });
+    await receiver.waitForRequests(1);
+    const [request] = receiver.requests;
+    assert.ok(Buffer.byteLength(request!.body) < RECEIVER_LIMIT, `${Buffer.byteLength(request!.body)} bytes`);
+    const body = JSON.parse(request!.body).email;
+    const stored = (await api.get(`/api/v2/mail/${emailId}`)).body.subject as string;
+    assert.ok(stored.length > 590_000, `${stored.length} characters stored`);
+    assert.deepEqual([body.subject, body.parsedData.subject], [stored.slice(0, 1000), stored.slice(0, 1000)]);
+    assert.equal(body.parsedData.textBody.trim(), 'Hi there');
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.deepEqual(delivery.responseData!.strippedFields, [
+      'parsedData.headers',
+      'cleanedContent.headers',
+      'cleanedContent.text',
+      'subject',
+      'parsedData.subject',
+    ]);
+  });
+
+  test('20,000 To addresses: the body fits a 1 MB cap with the first addresses, its text saying how many went', async () => {
+    const { address } = await webhookAddress();
+    const readers = Array.from({ length: 20_000 }, (_, i) => `reader${i}@many.test`);
+    const raw = ['From: ann@sender.test', `To: ${readers.join(',\r\n ')}`, 'Subject: Hello', '', 'Hi there', ''];
+    const emailId = await deliver(address, { raw: raw.join('\r\n') });
+    await receiver.waitForRequests(1);
+    const [request] = receiver.requests;
+    assert.ok(Buffer.byteLength(request!.body) < RECEIVER_LIMIT, `${Buffer.byteLength(request!.body)} bytes`);
+    const body = JSON.parse(request!.body).email;
+    const { text, addresses } = body.to;
+    assert.deepEqual(Object.keys(body.to), ['text', 'addresses']);
+    assert.ok(addresses.length > 0 && addresses.length < readers.length, `${addresses.length} addresses`);
+    assert.deepEqual(
+      addresses,
+      readers.slice(0, addresses.length).map((reader) => ({ name: null, address: reader })),
+    );
+    assert.ok(text.startsWith('reader0@many.test, reader1@many.test, '), text);
+    assert.ok(text.endsWith(`… (${readers.length - addresses.length} more addresses left out)`), text);
+    assert.deepEqual(body.parsedData.to, body.to);
+    assert.equal(body.subject, 'Hello');
+    assert.equal(body.parsedData.textBody.trim(), 'Hi there');
+    const delivery = await waitForDelivery(api, emailId);
+    assert.equal(delivery.status, 'success');
+    assert.deepEqual(delivery.responseData!.strippedFields, [
+      'parsedData.headers',
+      'cleanedContent.headers',
+      'cleanedContent.text',
+      'to',
+      'parsedData.to',
+    ]);
   });
 
   test('500, 500, 200: three attempts with one webhook-id, then success; the log shows all three', async () => {

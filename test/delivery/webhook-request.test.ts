@@ -265,6 +265,93 @@ describe('email.received body', () => {
     assert.equal(body.email.parsedData.textBody, big);
     assert.equal(body.email.parsedData.raw, undefined);
   });
+
+  test('a body cut to fit 1 MB fits even when its text is costlier at the start (CJK, then ASCII)', () => {
+    const built = buildEmailReceivedPayload({
+      email: { ...email, textBody: null, htmlBody: `${'日'.repeat(400_000)}${'x'.repeat(500_000)}` },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    assert.ok(Buffer.byteLength(built.body) < MAX_PAYLOAD_BYTES, `${Buffer.byteLength(built.body)} bytes`);
+    assert.ok(Buffer.byteLength(built.body) > MAX_PAYLOAD_BYTES - 1000, 'the body is cut by what was over, not more');
+    assert.equal(built.trimmed.at(-1), 'parsedData.htmlBody');
+  });
+
+  test('every field long at once, in characters JSON escapes: still under 1 MB, every field its type, all reported', () => {
+    // A control character takes 6 bytes as JSON (\u0001), the most a character can.
+    const long = (prefix: string, count = 300_000) => `${prefix}${'\u0001'.repeat(count)}`;
+    const group = (prefix: string) => ({
+      text: long(prefix),
+      addresses: Array.from({ length: 50 }, (_, i) => ({ name: long('N', 1_001), address: `${prefix}${i}@x.test` })),
+    });
+    const many = Array.from({ length: 20_000 }, (_, i) => ({
+      filename: i === 0 ? long('f', 1_001) : `file${i}.pdf`,
+      contentType: i === 0 ? long('t', 1_001) : 'application/pdf',
+      size: 1,
+      contentId: i === 0 ? long('c', 1_001) : '',
+      contentDisposition: 'attachment',
+    }));
+    const built = buildEmailReceivedPayload({
+      email: {
+        ...email,
+        subject: long('s'),
+        messageId: long('<m'),
+        inReplyTo: long('<r'),
+        references: Array.from({ length: 20_000 }, (_, i) => `<ref${i}@x.test>`),
+        from: group('from'),
+        to: group('to'),
+        cc: group('cc'),
+        bcc: group('bcc'),
+        replyTo: group('replyTo'),
+        attachments: many,
+        textBody: long('text'),
+        htmlBody: long('html'),
+      },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    assert.ok(Buffer.byteLength(built.body) < MAX_PAYLOAD_BYTES, `${Buffer.byteLength(built.body)} bytes`);
+    const body = JSON.parse(built.body).email;
+    const { parsedData } = body;
+    for (const value of [body.subject, body.messageId, parsedData.subject, parsedData.messageId, parsedData.inReplyTo])
+      assert.deepEqual([typeof value, [...value].length], ['string', 1000]);
+    for (const value of [body.from, body.to, parsedData.cc, parsedData.bcc, parsedData.replyTo]) {
+      assert.deepEqual(Object.keys(value), ['text', 'addresses']);
+      assert.match(value.text, /… \(\d+ more addresses left out\)$/);
+      assert.ok(value.addresses.length > 0 && value.addresses.length < 50);
+      assert.equal([...value.addresses[0].name].length, 1000);
+    }
+    assert.ok(parsedData.references.length > 0 && parsedData.references.length < 20_000);
+    assert.ok(parsedData.attachments.length > 1 && parsedData.attachments.length < 20_000);
+    assert.equal([...parsedData.attachments[0].filename].length, 1000);
+    assert.deepEqual(body.cleanedContent.attachments, parsedData.attachments);
+    assert.equal(parsedData.attachments[1].downloadUrl, 'https://mail.example.test/a/email_01/1');
+    assert.deepEqual(built.trimmed, [
+      'parsedData.headers',
+      'cleanedContent.headers',
+      'cleanedContent.html',
+      'cleanedContent.text',
+      'subject',
+      'parsedData.subject',
+      'messageId',
+      'parsedData.messageId',
+      'parsedData.inReplyTo',
+      'parsedData.references',
+      'from',
+      'parsedData.from',
+      'to',
+      'parsedData.to',
+      'parsedData.cc',
+      'parsedData.bcc',
+      'parsedData.replyTo',
+      'parsedData.attachments',
+      'cleanedContent.attachments',
+      'parsedData.htmlBody',
+      'parsedData.textBody',
+    ]);
+  });
 });
 
 describe('retry schedule', () => {
