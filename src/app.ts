@@ -93,7 +93,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   });
   await migrateToLatest(database);
   const checkpointer = config.database.kind === 'sqlite' ? startWalCheckpointer(config.database, logger) : undefined;
-  const searchIndexer = await startSearchIndex(config.database, database.db, logger);
+  const searchIndexer = startSearchIndex(config.database, database.db, logger);
   const { db, postgres } = database;
   const blobs = await openBlobStore(config.blobs);
 
@@ -380,7 +380,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await http.close();
       await metricsServer?.close();
       await events.stop();
-      await searchIndexer?.stop();
+      await searchIndexer.stop();
       await checkpointer?.stop();
       await database.close();
       await blobs.close();

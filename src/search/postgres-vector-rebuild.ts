@@ -1,6 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Logger } from '../core/index.ts';
-import type { Database } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { postgresSearchVectors } from './postgres-search-vectors.ts';
 import { SEARCH_BODY_CHARS, WORD_RULE_VERSION } from './search-words.ts';
 
@@ -17,28 +17,44 @@ interface IndexedFields {
   body: string;
 }
 
-async function recordedVersion(db: Kysely<Database>): Promise<number> {
+async function recordedVersion(db: Db): Promise<number> {
   const { rows } = await sql<{ version: number }>`SELECT version FROM search_word_rule`.execute(db);
   return rows[0]!.version;
 }
 
 /**
- * PostgreSQL: builds the search vectors of the stored emails again when they were built by an earlier word rule
- * (see WORD_RULE_VERSION), at start, before the process serves. Only emails with a character past ASCII in an
- * indexed field can have other words by another rule, so only those are read. Each batch commits by itself: a
- * process stopped halfway leaves the version unrecorded and the next start goes through them again. Other processes
- * starting meanwhile wait for the lock, then find the version recorded.
+ * PostgreSQL: builds the search vectors of stored emails again when they were built by an earlier word rule (see
+ * WORD_RULE_VERSION), in the background from a process's start; until it is done, a search may miss older mail by a
+ * word the rule now folds otherwise. Only emails with a character past ASCII in an indexed field can have other words,
+ * so only those are read, and only vectors that differ are written. One process does it, the one that takes the
+ * advisory lock; one stopped halfway leaves the version unrecorded, and the next start goes through them again.
  */
-export async function rebuildOutdatedSearchVectors(db: Kysely<Database>, logger: Logger): Promise<void> {
+export function startSearchVectorRebuild(db: Db, logger: Logger): { stop(): Promise<void> } {
+  let stopping = false;
+  const rebuilding = rebuild(db, logger, () => stopping).catch((error) =>
+    logger.warn({ err: error }, 'Building the search vectors again failed; the next start tries again'),
+  );
+  return {
+    async stop() {
+      stopping = true;
+      await rebuilding;
+    },
+  };
+}
+
+async function rebuild(db: Db, logger: Logger, stopping: () => boolean): Promise<void> {
   if ((await recordedVersion(db)) === WORD_RULE_VERSION) return;
   await db.connection().execute(async (connection) => {
-    await sql`SELECT pg_advisory_lock(${LOCK_KEY})`.execute(connection);
+    const { rows: locked } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${LOCK_KEY}) AS locked`.execute(
+      connection,
+    );
+    if (!locked[0]!.locked) return;
     try {
       if ((await recordedVersion(connection)) === WORD_RULE_VERSION) return;
       logger.info('Building the search vectors of stored mail again for the current search word rule');
       let after = '';
-      let rebuilt = 0;
-      for (;;) {
+      let read = 0;
+      while (!stopping()) {
         const { rows } = await sql<IndexedFields>`
           SELECT id, coalesce(subject, '') AS subject,
             coalesce(from_name, '') || ' ' || coalesce(from_address, '') AS sender,
@@ -50,17 +66,21 @@ export async function rebuildOutdatedSearchVectors(db: Kysely<Database>, logger:
             || recipient || coalesce(to_json, '') || coalesce(cc_json, '') || coalesce(bcc_json, '')
             || left(coalesce(text_body, ''), ${SEARCH_BODY_CHARS})) ~ '[^\\x01-\\x7f]'
           ORDER BY id LIMIT ${BATCH_EMAILS}`.execute(connection);
-        if (rows.length === 0) break;
+        if (rows.length === 0) {
+          await sql`UPDATE search_word_rule SET version = ${WORD_RULE_VERSION}`.execute(connection);
+          logger.info({ emails: read }, 'Built the search vectors again');
+          return;
+        }
         const vectors = rows.map((row) => sql`(${row.id}, ${postgresSearchVectors(row)(row.recipients)})`);
         await sql`
           UPDATE emails SET search_vector = rebuilt.vector::tsvector
           FROM (VALUES ${sql.join(vectors)}) AS rebuilt (id, vector)
-          WHERE emails.id = rebuilt.id`.execute(connection);
-        rebuilt += rows.length;
+          WHERE emails.id = rebuilt.id AND emails.search_vector IS DISTINCT FROM rebuilt.vector::tsvector`.execute(
+          connection,
+        );
+        read += rows.length;
         after = rows[rows.length - 1]!.id;
       }
-      await sql`UPDATE search_word_rule SET version = ${WORD_RULE_VERSION}`.execute(connection);
-      logger.info({ emails: rebuilt }, 'Built the search vectors again');
     } finally {
       await sql`SELECT pg_advisory_unlock(${LOCK_KEY})`.execute(connection);
     }

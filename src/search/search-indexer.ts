@@ -1,6 +1,6 @@
 import type { Logger } from '../core/index.ts';
 import { type DatabaseConfig, type Db, type SqliteConfig, startBackgroundThread } from '../db/index.ts';
-import { rebuildOutdatedSearchVectors } from './postgres-vector-rebuild.ts';
+import { startSearchVectorRebuild } from './postgres-vector-rebuild.ts';
 
 export interface SearchIndexerThreadData {
   database: SqliteConfig;
@@ -43,14 +43,8 @@ function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Pro
 /**
  * Keeps the search index in line with stored mail from a process's start: on SQLite, the indexer's thread (which
  * also builds a search file of another word rule again); on PostgreSQL, where ingest writes each email's vector, the
- * vectors of an earlier word rule are built again before the process serves.
+ * vectors of an earlier word rule are built again in the background.
  */
-export async function startSearchIndex(
-  config: DatabaseConfig,
-  db: Db,
-  logger: Logger,
-): Promise<{ stop(): Promise<void> } | undefined> {
-  if (config.kind === 'sqlite') return startSearchIndexer(config, logger);
-  await rebuildOutdatedSearchVectors(db, logger);
-  return undefined;
+export function startSearchIndex(config: DatabaseConfig, db: Db, logger: Logger): { stop(): Promise<void> } {
+  return config.kind === 'sqlite' ? startSearchIndexer(config, logger) : startSearchVectorRebuild(db, logger);
 }
