@@ -1,4 +1,4 @@
-import type { Insertable, QueryCreator, Transaction } from 'kysely';
+import { type Insertable, PostgresAdapter, type QueryCreator, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
 import {
   type Database,
@@ -13,14 +13,30 @@ import {
 import { appendEvents, eventRow, type NewEvent } from '../events/index.ts';
 import type { DeliveryFailureObserver, DeliveryJob, FinishedAttempt } from './outbox-store.ts';
 
-/** PostgreSQL: records `finished` by one statement of its own (see attemptAtOnce). */
-export async function recordAttemptAtOnce(db: Db, finished: FinishedAttempt): Promise<void> {
+/**
+ * PostgreSQL: records `finished` by one statement of its own (see attemptAtOnce); resolves to false, having written
+ * nothing, when its delivery is gone (its email was erased while the attempt was made).
+ */
+export async function recordAttemptAtOnce(db: Db, finished: FinishedAttempt): Promise<boolean> {
   const { job, attempt, event } = attemptWrites(finished);
-  await attemptAtOnce(db, {
-    ...job,
-    ...prefixed(attempt, 'attempt.'),
-    ...prefixed(eventRow(event, new Date().toISOString()), 'event.'),
-  });
+  try {
+    await attemptAtOnce(db, {
+      ...job,
+      ...prefixed(attempt, 'attempt.'),
+      ...prefixed(eventRow(event, new Date().toISOString()), 'event.'),
+    });
+    return true;
+  } catch (error) {
+    // The attempt's foreign key checks, under a lock an erase waits for, that the delivery still exists; failing it,
+    // the statement wrote nothing.
+    if (isMissingDelivery(error)) return false;
+    throw error;
+  }
+}
+
+function isMissingDelivery(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === '23503' && constraint === 'delivery_attempts_delivery_id_fkey';
 }
 
 /** A job's state after an attempt, and the worker whose lease fences it. */
@@ -154,21 +170,29 @@ function unprefixed(values: Record<string, PreparedValue>, prefix: string): Reco
   );
 }
 
+/** What recording an attempt in a transaction did. */
+export type AttemptRecorded =
+  /** Wrote it; `toldFailure`: told `failures` of the failed end. */
+  | { recorded: true; toldFailure: boolean }
+  /** Wrote nothing: its delivery is gone, its email erased while the attempt was made. */
+  | { recorded: false };
+
 /**
  * One attempt's unit of work in a transaction: its writes (attemptWrites) and a failed end told to `failures` when the
- * job was still leased to this worker. Resolves to whether it told one.
+ * job was still leased to this worker; nothing when its delivery no longer exists.
  */
 export async function recordAttempt(
   trx: Transaction<Database>,
   finished: FinishedAttempt,
   failures: DeliveryFailureObserver | undefined,
-): Promise<boolean> {
+): Promise<AttemptRecorded> {
   const writes = attemptWrites(finished);
   const [updated] = await finishJob(trx, writes.job);
+  if (!updated && !(await deliveryKept(trx, writes.job.id))) return { recorded: false };
   await insertRow(trx, 'delivery_attempts', writes.attempt);
   await appendEvents(trx, [writes.event]);
   const { job, result, attempt, targetName } = finished;
-  if (!updated || result.status !== 'failed' || !failures) return false;
+  if (!updated || result.status !== 'failed' || !failures) return { recorded: true, toldFailure: false };
   await failures.failed(trx, {
     accountId: job.account_id,
     deliveryId: job.id,
@@ -181,7 +205,18 @@ export async function recordAttempt(
     statusCode: attempt.statusCode,
     error: attempt.error,
   });
-  return true;
+  return { recorded: true, toldFailure: true };
+}
+
+/**
+ * Whether a delivery whose fenced update found no row still exists (another worker took its lease over) rather than
+ * being erased. PostgreSQL: the row is then locked against deletion until the commit; on SQLite the transaction holds
+ * the write lock since its update.
+ */
+async function deliveryKept(trx: Transaction<Database>, id: string): Promise<boolean> {
+  let query = trx.selectFrom('deliveries').select('id').where('id', '=', id);
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) query = query.forKeyShare();
+  return (await query.executeTakeFirst()) !== undefined;
 }
 
 /** The event reporting one attempt on a job (or its end without one: `attempt` null). */

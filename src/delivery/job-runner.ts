@@ -57,11 +57,13 @@ export class JobRunner {
       await store.abandon(job, owner, reason, this.deps.now());
       return undefined;
     }
-    const result =
+    const [attempt, result] =
       target.kind === 'webhook'
-        ? await this.runWebhook(job, owner, email, target, sanitizedHtml, attempted)
-        : await this.runForward(job, owner, email, target, attempted);
-    return result.status === 'retry' ? result.at : undefined;
+        ? await this.runWebhook(job, email, target, sanitizedHtml, attempted)
+        : await this.runForward(job, email, target, attempted);
+    const recorded = await store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
+    this.logAttempt(job, target, attempt, result, recorded);
+    return recorded && result.status === 'retry' ? result.at : undefined;
   }
 
   /** Whether the attempt being recorded leaves room for another under the target's `retryAttempts`. */
@@ -80,12 +82,11 @@ export class JobRunner {
 
   private async runWebhook(
     job: DeliveryJob,
-    owner: string,
     email: StoredEmail,
     target: WebhookTarget,
     sanitizedHtml: string | undefined,
     attempted: () => void,
-  ): Promise<AttemptResult> {
+  ): Promise<[AttemptRecord, AttemptResult]> {
     const startedAt = this.deps.now();
     const request = buildWebhookRequest({
       target,
@@ -127,18 +128,15 @@ export class JobRunner {
           : undefined;
       result = this.retryOrFail(job, target.retryAttempts, startedAt, outcome.durationMs, retryAfter);
     }
-    await this.deps.store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
-    this.logAttempt(job, target, attempt, result);
-    return result;
+    return [attempt, result];
   }
 
   private async runForward(
     job: DeliveryJob,
-    owner: string,
     email: StoredEmail,
     target: ForwardTarget,
     attempted: () => void,
-  ): Promise<AttemptResult> {
+  ): Promise<[AttemptRecord, AttemptResult]> {
     const startedAt = this.deps.now();
     const started = performance.now();
     const previous = job.attempts > 0 ? await this.deps.store.lastRecipients(job.id) : null;
@@ -181,13 +179,20 @@ export class JobRunner {
     if (success) result = { status: 'success' };
     else if (forwarded.refused || !failed.some((r) => r.temporary)) result = { status: 'failed' };
     else result = this.retryOrFail(job, target.retryAttempts, startedAt, durationMs);
-    await this.deps.store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
-    this.logAttempt(job, target, attempt, result);
-    return result;
+    return [attempt, result];
   }
 
-  /** One line per recorded attempt, without the response body, and the attempt counted for the metrics. */
-  private logAttempt(job: DeliveryJob, target: DeliveryTarget, attempt: AttemptRecord, result: AttemptResult): void {
+  /**
+   * One line per attempt, without the response body, and the attempt counted for the metrics. An attempt whose email
+   * was erased meanwhile was not recorded (the erase won): an expected end, logged as such.
+   */
+  private logAttempt(
+    job: DeliveryJob,
+    target: DeliveryTarget,
+    attempt: AttemptRecord,
+    result: AttemptResult,
+    recorded: boolean,
+  ): void {
     const endpointType = target.kind === 'webhook' ? 'webhook' : target.endpointType;
     this.deps.observer?.attempted(endpointType, result.status, attempt.durationMs / 1000);
     this.deps.logger.info(
@@ -202,7 +207,7 @@ export class JobRunner {
         nextAttemptAt: result.status === 'retry' ? result.at.toISOString() : null,
         error: attempt.error,
       },
-      'delivery attempt',
+      recorded ? 'delivery attempt' : 'delivery attempt not recorded: its email was erased meanwhile',
     );
   }
 }

@@ -211,16 +211,20 @@ export class OutboxStore {
    * each is one statement of its own (recordAttemptAtOnce), unless it ends a job failed, which `failures` is told of in
    * the same transaction. The promise resolves once this one is committed, so the job stays leased (and its lease
    * renewed) until then: a crash before that only repeats the attempt, which at-least-once delivery allows.
+   * Resolves to false when the job was erased with its email while the attempt was made: there is nothing left to
+   * record it on, and nothing is written about mail that is gone.
    */
-  async finishAttempt(finished: FinishedAttempt): Promise<void> {
+  async finishAttempt(finished: FinishedAttempt): Promise<boolean> {
     if (this.postgres && !(finished.result.status === 'failed' && this.failures)) {
-      await recordAttemptAtOnce(this.db, finished);
-      this.eventsAppended();
-      return;
+      const recorded = await recordAttemptAtOnce(this.db, finished);
+      if (recorded) this.eventsAppended();
+      return recorded;
     }
-    const toldFailure = await this.attempts.run((trx) => recordAttempt(trx, finished, this.failures));
+    const outcome = await this.attempts.run((trx) => recordAttempt(trx, finished, this.failures));
+    if (!outcome.recorded) return false;
     this.eventsAppended();
-    if (toldFailure) this.failures?.committed();
+    if (outcome.toldFailure) this.failures?.committed();
+    return true;
   }
 
   /** Ends a job without an attempt (its target is gone or switched off). */

@@ -23,6 +23,8 @@ export interface TestApp {
   dataDir: string;
   /** A key of a fresh account, for isolation tests. */
   newAccountKey(name: string): Promise<string>;
+  /** What the server has logged at error level so far (close() fails the test file on any). */
+  loggedErrors(): readonly string[];
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     apiKey,
     dataDir,
     newAccountKey: async (name) => (await app.accounts.createKey(name)).key,
+    loggedErrors: () => [...serverErrors],
     async close() {
       await app.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createWebhookEndpoint, routeAddress, waitForDelivery } from '../delivery/setup.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { type MailWorld, rawMessage, startMailWorld } from '../mail/setup.ts';
 import { isErased, isKept, type Sent, sendTracked } from './setup.ts';
 
@@ -143,4 +145,64 @@ test('POST /api/v2/mail/erase: a thread that keeps emails counts and numbers onl
   assert.deepEqual([listed.message_count, listed.last_message_at], [2, lastEmail.body.receivedAt]);
   const next = await send('stays@sender.test', 'er-next', 'er-last');
   assert.equal((await world.api.get(`/api/v2/mail/${next}`)).body.threadPosition, 3);
+});
+
+test('POST /api/v2/mail/erase: mail whose webhook is being sent goes at once; the answer that comes after is dropped', async () => {
+  const domains = await world.api.get('/api/v2/domains');
+  const domainId = domains.body.data.find((domain: { domain: string }) => domain.domain === 'erase.test').id;
+  // One receiver's answer is a success, the other's a failure with no retry left: on PostgreSQL the first is recorded
+  // by one statement, the second in a transaction with the health alerts.
+  const receivers = [await startWebhookReceiver(), await startWebhookReceiver()];
+  let answer!: () => void;
+  const answered = new Promise((resolve) => {
+    answer = () => resolve(undefined);
+  });
+  receivers[0]!.answer({ status: 200, after: answered }, { status: 200 });
+  receivers[1]!.answer({ status: 500, after: answered }, { status: 200 });
+  try {
+    const targets = ['hooked@erase.test', 'failing@erase.test'];
+    for (const [index, receiver] of receivers.entries()) {
+      const endpoint = await createWebhookEndpoint(world.api, `Slow ${index}`, { url: receiver.url, retryAttempts: 0 });
+      await routeAddress(world.api, targets[index]!, domainId, { endpointId: endpoint.id });
+    }
+    const inFlight = await world.deliver({ from: 'inflight@sender.test', to: targets, text: 'Sent while erased' });
+    await Promise.all(receivers.map((receiver) => receiver.waitForRequests(1)));
+    for (const id of inFlight) {
+      const deliveries = await world.api.get(`/api/v2/deliveries?emailId=${id}`);
+      assert.deepEqual(
+        deliveries.body.data.map((delivery: { status: string }) => delivery.status),
+        ['processing'],
+      );
+    }
+    const erased = await world.api.post('/api/v2/mail/erase', {
+      emailAddress: 'inflight@sender.test',
+      expectedCount: 2,
+    });
+    assert.equal(erased.status, 200, JSON.stringify(erased.body));
+    answer();
+
+    // Mail sent after the answers, to the same endpoints, is delivered and recorded as ever.
+    const later = await world.deliver({ from: 'later@sender.test', to: targets, text: 'After the erase' });
+    for (const id of later) {
+      const delivery = await waitForDelivery(world.api, id);
+      assert.deepEqual(
+        [delivery.status, delivery.attemptLog.map((attempt) => [attempt.attempt, attempt.statusCode])],
+        ['success', [[1, 200]]],
+      );
+    }
+    for (const id of inFlight) {
+      assert.equal((await world.api.get(`/api/v2/mail/${id}`)).status, 404);
+      assert.deepEqual((await world.api.get(`/api/v2/deliveries?emailId=${id}`)).body.data, []);
+    }
+    const events = await world.server.app.database.db.selectFrom('events').select('data').execute();
+    assert.deepEqual(
+      events.filter((event) => inFlight.some((id) => event.data.includes(id))),
+      [],
+      'no delivery event tells of the erased mail',
+    );
+    assert.deepEqual((await world.api.get('/api/v2/alerts?status=open')).body.data, [], 'nor does an alert');
+    assert.deepEqual(world.server.loggedErrors(), []);
+  } finally {
+    for (const receiver of receivers) await receiver.close();
+  }
 });
