@@ -283,9 +283,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
   const threads = new ThreadsService({ db, pages, clock });
-  const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock });
+  const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock, deleteEmailEvents });
   const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });
-  const erasures = new ErasureService({ db, pages, clock, eraser, deleteEmailEvents });
+  const erasures = new ErasureService({ db, pages, clock, eraser });
   const http = await buildHttpServer(
     {
       accounts,

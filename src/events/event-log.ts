@@ -174,8 +174,8 @@ export async function pruneEvents(db: Db, now: Date, batch = 5000): Promise<numb
 }
 
 /**
- * Deletes an account's events about the given emails (received, delivered, failed): an erasure takes what they told
- * of each email too, its sender and subject among it.
+ * Deletes an account's events about the given emails (received, delivered, failed): mail that is erased or expires
+ * takes what they told of each email too, its sender and subject among it.
  */
 export async function deleteEmailEvents(
   db: Db | Transaction<Database>,

@@ -1,6 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { type Clock, Conflict, Invalid, isoNow, newId, type Page } from '../core/index.ts';
-import type { Database, Db } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { type ListFilter, resolveListFilter } from '../mail/index.ts';
 import type { MailPages } from '../search/index.ts';
 import type { MailEraser } from './mail-eraser.ts';
@@ -33,30 +33,17 @@ export type EraseResult = { dryRun: true; count: number } | { dryRun: false; cou
 
 /**
  * Erase by query, for data-subject requests: the emails a list with the same filter would show go, with their
- * search entries, deliveries and raw blobs (see MailEraser), and an audit record says who erased how many with
- * which filter, and when. A dry run counts first; the erase must repeat that count, so a filter that matches more
- * than its author saw erases nothing.
+ * search entries, deliveries, events and raw blobs (see MailEraser), and an audit record says who erased how many
+ * with which filter, and when. A dry run counts first; the erase must repeat that count, so a filter that matches
+ * more than its author saw erases nothing.
  */
 export class ErasureService {
   readonly #db: Db;
   readonly #pages: MailPages;
   readonly #clock: Clock;
   readonly #eraser: MailEraser;
-  readonly #deleteEmailEvents: (
-    trx: Transaction<Database>,
-    accountId: string,
-    emailIds: readonly string[],
-  ) => Promise<void>;
 
-  constructor(deps: {
-    db: Db;
-    pages: MailPages;
-    clock: Clock;
-    eraser: MailEraser;
-    /** Deletes the account's events about the emails, in the erase's transaction (the events capability's). */
-    deleteEmailEvents: (trx: Transaction<Database>, accountId: string, emailIds: readonly string[]) => Promise<void>;
-  }) {
-    this.#deleteEmailEvents = deps.deleteEmailEvents;
+  constructor(deps: { db: Db; pages: MailPages; clock: Clock; eraser: MailEraser }) {
     this.#db = deps.db;
     this.#pages = deps.pages;
     this.#clock = deps.clock;
@@ -123,10 +110,7 @@ export class ErasureService {
         {
           limit: batch.length,
           skipLocked: false,
-          afterDelete: async (trx, deleted) => {
-            await this.#deleteEmailEvents(trx, accountId, batch);
-            await record(trx, deleted);
-          },
+          afterDelete: (trx, deleted) => record(trx, deleted),
         },
       );
     }

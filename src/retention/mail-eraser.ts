@@ -18,10 +18,18 @@ export interface BatchOptions {
   afterDelete?: (trx: Transaction<Database>, deleted: number) => Promise<void>;
 }
 
+/** Deletes an account's events about the given emails, in the caller's transaction (the events capability's). */
+export type EmailEventsDeleter = (
+  trx: Transaction<Database>,
+  accountId: string,
+  emailIds: readonly string[],
+) => Promise<void>;
+
 /**
  * Deletes emails with everything that holds their content: the rows (their deliveries and attempts go with them, by
  * the foreign keys, and the search index entries: PostgreSQL's vector is in the row, SQLite's index drops the rowid
- * its queue names), threads left without emails (the others count only what is left), and the raw blobs. A blob is queued in `blob_erasures` in the
+ * its queue names), threads left without emails (the others count only what is left), the events that told of them
+ * (their senders and subjects), and the raw blobs. Expiry and erase alike. A blob is queued in `blob_erasures` in the
  * transaction that deletes its rows and deleted after it commits, once no email row refers to it (the recipients
  * of one message share it), so a crash in between leaves the deletion to finish, never the content behind.
  */
@@ -30,13 +38,21 @@ export class MailEraser {
   readonly #dialect: 'sqlite' | 'postgres';
   readonly #blobs: BlobDeleter;
   readonly #clock: Clock;
+  readonly #deleteEmailEvents: EmailEventsDeleter;
   #blobDrain: Promise<number> = Promise.resolve(0);
 
-  constructor(deps: { db: Db; dialect: 'sqlite' | 'postgres'; blobs: BlobDeleter; clock: Clock }) {
+  constructor(deps: {
+    db: Db;
+    dialect: 'sqlite' | 'postgres';
+    blobs: BlobDeleter;
+    clock: Clock;
+    deleteEmailEvents: EmailEventsDeleter;
+  }) {
     this.#clock = deps.clock;
     this.#db = deps.db;
     this.#dialect = deps.dialect;
     this.#blobs = deps.blobs;
+    this.#deleteEmailEvents = deps.deleteEmailEvents;
   }
 
   /** Deletes up to `limit` of the selected emails, oldest first, in one transaction; resolves to how many. */
@@ -60,6 +76,13 @@ export class MailEraser {
       }
       const ids = rows.map((row) => row.id);
       await trx.deleteFrom('emails').where('id', 'in', ids).execute();
+      for (const [accountId, emails] of Map.groupBy(rows, (row) => row.account_id)) {
+        await this.#deleteEmailEvents(
+          trx,
+          accountId,
+          emails.map((email) => email.id),
+        );
+      }
       if (threadIds.length > 0) {
         await trx
           .deleteFrom('threads')

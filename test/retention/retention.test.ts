@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { openEventStream } from '../events/sse-client.ts';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { movableClock } from '../helpers/clock.ts';
 import { apiClient } from '../helpers/http.ts';
 import { type MailWorld, startMailWorld } from '../mail/setup.ts';
@@ -91,6 +93,26 @@ test('each level expires its mail with rows, search entries and blobs; the most 
   await eventually(() => isErased(world, sent.y!), "y@b.test's own 60 days pass");
   for (const name of ['held', 'z']) assert.ok(await isKept(world, sent[name]!), `${name} is under legal hold`);
   assert.equal((await segmentFiles(world)).length, 1, 'the held mail keeps its segment');
+});
+
+test('expired mail takes its events: a replay from the start has no email.received of it, the kept mail’s stay', async () => {
+  const replay = await openEventStream(world.server.baseUrl, world.server.apiKey, TEST_DATABASE_URL ? '0-0' : '0');
+  try {
+    const received = async (name: string) => {
+      for (let count = 1; ; count++) {
+        const events = await replay.waitFor(count, 5000);
+        if (events.at(-1)!.data.emailId === sent[name]!.id) return;
+      }
+    };
+    // Sent last, z@c.test's event ends the replay of every email.received.
+    await received('z');
+    const replayed = replay.events
+      .filter((event) => event.event === 'email.received')
+      .map((event) => event.data.emailId);
+    assert.deepEqual(replayed, [sent.held!.id, sent.z!.id]);
+  } finally {
+    await replay.close();
+  }
 });
 
 test('lifting the legal holds lets the held mail expire, and the emptied segment file is removed', async () => {
