@@ -313,6 +313,8 @@ export interface EventsTable {
   type: string;
   /** JSON: the event's small summary (ids and a few fields). */
   data: string;
+  /** The email the event tells of (its data's `emailId`), by which expiry and erase delete it (migration 0026). */
+  email_id: string | null;
   created_at: string;
   txid?: Generated<string>;
 }

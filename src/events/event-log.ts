@@ -65,7 +65,14 @@ export async function appendEvents(trx: Transaction<Database>, events: readonly 
  * attempt record on PostgreSQL, see OutboxStore.finishAttempt).
  */
 export function eventRow(event: NewEvent, createdAt: string) {
-  return { account_id: event.accountId, type: event.type, data: JSON.stringify(event.data), created_at: createdAt };
+  const { emailId } = event.data;
+  return {
+    account_id: event.accountId,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    email_id: typeof emailId === 'string' ? emailId : null,
+    created_at: createdAt,
+  };
 }
 
 /** The SSE id of a row: `<id>` on SQLite, `<txid>-<id>` on PostgreSQL. Clients treat it as opaque. */
@@ -174,17 +181,10 @@ export async function pruneEvents(db: Db, now: Date, batch = 5000): Promise<numb
 }
 
 /**
- * Deletes an account's events about the given emails (received, delivered, failed): mail that is erased or expires
+ * Deletes the events about the given emails (received, delivered, failed): mail that is erased or expires
  * takes what they told of each email too, its sender and subject among it.
  */
-export async function deleteEmailEvents(
-  db: Db | Transaction<Database>,
-  accountId: string,
-  emailIds: readonly string[],
-): Promise<void> {
+export async function deleteEmailEvents(db: Db | Transaction<Database>, emailIds: readonly string[]): Promise<void> {
   if (emailIds.length === 0) return;
-  const emailId = isPostgres(db)
-    ? sql<string>`(data::jsonb ->> 'emailId')`
-    : sql<string>`json_extract(data, '$.emailId')`;
-  await db.deleteFrom('events').where('account_id', '=', accountId).where(emailId, 'in', emailIds).execute();
+  await db.deleteFrom('events').where('email_id', 'in', emailIds).execute();
 }

@@ -18,12 +18,8 @@ export interface BatchOptions {
   afterDelete?: (trx: Transaction<Database>, deleted: number) => Promise<void>;
 }
 
-/** Deletes an account's events about the given emails, in the caller's transaction (the events capability's). */
-export type EmailEventsDeleter = (
-  trx: Transaction<Database>,
-  accountId: string,
-  emailIds: readonly string[],
-) => Promise<void>;
+/** Deletes the events about the given emails, in the caller's transaction (the events capability's). */
+export type EmailEventsDeleter = (trx: Transaction<Database>, emailIds: readonly string[]) => Promise<void>;
 
 /**
  * Deletes emails with everything that holds their content: the rows (their deliveries and attempts go with them, by
@@ -76,13 +72,7 @@ export class MailEraser {
       }
       const ids = rows.map((row) => row.id);
       await trx.deleteFrom('emails').where('id', 'in', ids).execute();
-      for (const [accountId, emails] of Map.groupBy(rows, (row) => row.account_id)) {
-        await this.#deleteEmailEvents(
-          trx,
-          accountId,
-          emails.map((email) => email.id),
-        );
-      }
+      await this.#deleteEmailEvents(trx, ids);
       if (threadIds.length > 0) {
         await trx
           .deleteFrom('threads')
