@@ -34,6 +34,40 @@ function linearRegExp(source: string): RegExp {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/**
+ * `*` is any run (newlines too), the rest is literal, ignoring case. Not one `^a.*b$` regex: it backtracks
+ * exponentially (`*a*a*a*a*a*a*b` on sixty `a`s), and the linear engine has no `i`. Each literal part is found at its
+ * leftmost place after the previous one, which leaves the most room for the rest. Parts are case-insensitive regexes
+ * of literal characters, so letters compare as they did and a part matches exactly its own length.
+ */
+function wildcardMatcher(value: string): (candidate: string) => boolean {
+  const literal = (text: string, flags: string) => ({
+    length: text.length,
+    regex: new RegExp(escapeRegExp(text), flags),
+  });
+  const parts = value.split('*');
+  const head = literal(parts[0]!, 'iy');
+  const tail = parts.length > 1 ? literal(parts.at(-1)!, 'iy') : null;
+  const middle = parts.slice(1, -1).map((text) => literal(text, 'ig'));
+  // Where the part is found from index on (`g`), or whether it is right at index (`y`); -1 when not.
+  const find = (part: ReturnType<typeof literal>, candidate: string, index: number) => {
+    part.regex.lastIndex = index;
+    return part.regex.exec(candidate)?.index ?? -1;
+  };
+  return (candidate) => {
+    if (!tail) return candidate.length === head.length && find(head, candidate, 0) === 0;
+    const end = candidate.length - tail.length;
+    if (end < head.length || find(head, candidate, 0) !== 0 || find(tail, candidate, end) !== end) return false;
+    let from = head.length;
+    for (const part of middle) {
+      const found = find(part, candidate, from);
+      if (found < 0 || found + part.length > end) return false;
+      from = found + part.length;
+    }
+    return true;
+  };
+}
+
 /** A predicate for `pattern`, or Invalid (naming `field`) when the pattern cannot be used. */
 export function compilePattern(field: string, pattern: TextPattern): (value: string) => boolean {
   const { operator, value } = pattern;
@@ -47,10 +81,8 @@ export function compilePattern(field: string, pattern: TextPattern): (value: str
       return (candidate) => candidate.toLowerCase() === lower;
     case 'contains':
       return (candidate) => candidate.toLowerCase().includes(lower);
-    case 'wildcard': {
-      const regex = new RegExp(`^${value.split('*').map(escapeRegExp).join('.*')}$`, 'is');
-      return (candidate) => regex.test(candidate);
-    }
+    case 'wildcard':
+      return wildcardMatcher(value);
     case 'regex': {
       let regex: RegExp;
       try {

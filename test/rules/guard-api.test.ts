@@ -383,6 +383,54 @@ describe('POST /api/v2/routing/explain', () => {
     assert.equal(smtp.response, '550 5.1.1 <nobody@guard.test>: Recipient address rejected: User unknown');
   });
 
+  test('wildcard: a pattern that backtracks as one regex answers promptly, with `*` and the rest as before', async () => {
+    const to = 'wild@guard.test';
+    await routeAddress(api, to, domainId, { endpointId: hook.id });
+    /** Whether a wildcard rule on the x-probe header matches `value`, through a dry run. */
+    async function matches(pattern: string, value: string) {
+      const rule = await api.post('/api/e2/guard', {
+        name: `Wildcard ${pattern}`,
+        conditions: {
+          recipient: { operator: 'exact', value: to },
+          headers: [{ name: 'X-Probe', value: { operator: 'wildcard', value: pattern } }],
+        },
+        action: { type: 'tag', tag: 'wild' },
+      });
+      assert.equal(rule.status, 201, JSON.stringify(rule.body));
+      const explained = await api.post('/api/v2/routing/explain', { recipient: to, headers: { 'x-probe': value } });
+      await api.delete(`/api/e2/guard/${rule.body.id}`);
+      assert.equal(explained.status, 200, JSON.stringify(explained.body));
+      return explained.body.tags.includes('wild') as boolean;
+    }
+    // As ^.*a.*a.*a.*a.*a.*a.*b$ this took seconds at 60 characters and would take far longer than the test timeout.
+    const hostile = '*a*a*a*a*a*a*b';
+    assert.equal(await matches(hostile, 'a'.repeat(5000)), false);
+    assert.equal(await matches(hostile, `${'a'.repeat(4999)}b`), true);
+    for (const [pattern, value, expected] of [
+      ['ab*', 'ab', true],
+      ['*ab', 'AB', true],
+      ['a*b', 'ab', true],
+      ['a*a', 'a', false],
+      ['*ab*ab*', 'aab', false],
+      ['*ab*ab*', 'xabyABz', true],
+      ['first*last', 'first\nmiddle\r\nlast', true],
+      ['HELLO*World', 'hello big wORLD', true],
+      ['abc', 'abcd', false],
+      ['*abc', 'abcd', false],
+      ['bc*', 'abc', false],
+      ['what?', 'what?', true],
+      ['what?', 'whats', false],
+      ['wh?t', 'what', false],
+      ['a.b', 'axb', false],
+      ['a.b', 'A.B', true],
+      ['a+b', 'aab', false],
+      ['(x)*[y]{2}', '(X) and [Y]{2}', true],
+      ['^a$|\\b*', '^A$|\\b and more', true],
+    ] as const) {
+      assert.equal(await matches(pattern, value), expected, `${pattern} on ${JSON.stringify(value)}`);
+    }
+  });
+
   test('a recipient on another account’s domain is 404, accepted or not; a missing recipient is 400', async () => {
     const theirs = (await stranger.get('/api/v2/domains')).body.data[0].id;
     await routeAddress(stranger, 'their@theirs.test', theirs, { endpointId: strangersHook.id });

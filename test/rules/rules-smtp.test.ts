@@ -138,6 +138,26 @@ describe('rules at ingest, end to end over SMTP', () => {
     assert.deepEqual((await api.get(`/api/e2/emails/${plain}`)).body.tags, []);
   });
 
+  test('a wildcard subject rule that backtracks as one regex: a hostile subject is stored promptly, untagged', async () => {
+    const to = await mainAddress('hostile');
+    await createRule({
+      name: 'Ends in b',
+      conditions: {
+        recipient: { operator: 'exact', value: to },
+        subject: { operator: 'wildcard', value: '*a*a*a*a*a*a*b' },
+      },
+      action: { type: 'tag', tag: 'b' },
+    });
+    // As ^.*a.*a.*a.*a.*a.*a.*b$ this took seconds at 60 characters; 5,000 would block ingest far past the timeout.
+    const hostile = await deliver(to, { subject: 'a'.repeat(5000) });
+    const read = await api.get(`/api/e2/emails/${hostile}`);
+    assert.equal(read.body.subject, 'a'.repeat(5000));
+    assert.deepEqual(read.body.tags, []);
+    assert.equal((await waitForDelivery(api, hostile)).status, 'success');
+    const matching = await deliver(to, { subject: `${'a'.repeat(4999)}B` });
+    assert.deepEqual((await api.get(`/api/e2/emails/${matching}`)).body.tags, ['b']);
+  });
+
   test('matches combine by priority: the first block or route wins, later ones are recorded unapplied, tags add up', async () => {
     const to = await mainAddress('combined');
     const recipient = { operator: 'exact', value: to };
