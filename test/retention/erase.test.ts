@@ -51,6 +51,33 @@ test('POST /api/v2/mail/erase: a search with no letter or digit (`🎉`) matches
   assert.deepEqual([answer.status, answer.body], [200, { dryRun: true, count: 0 }]);
 });
 
+test('POST /api/v2/mail/erase: 400 for a property it does not know, which would otherwise widen the filter', async () => {
+  const total = (await world.api.post('/api/v2/mail/erase', { includeArchived: true, dryRun: true })).body.count;
+  for (const [body, property] of [
+    [{ dryRun: true, junk: 1 }, 'junk'],
+    [{ serch: 'erasealpha', dryRun: true }, 'serch'],
+    [{ emailadress: 'subject@sender.test', expectedCount: total }, 'emailadress'],
+  ] as const) {
+    const answer = await world.api.post('/api/v2/mail/erase', body);
+    assert.deepEqual(
+      [answer.status, answer.body],
+      [400, { error: `Invalid request: body/${property} is not a known property` }],
+    );
+  }
+  for (const sent of [...subject, bystander]) assert.ok(await isKept(world, sent), sent.word);
+  assert.deepEqual((await world.api.post('/api/v2/mail/erase', { includeArchived: true, dryRun: true })).body, {
+    dryRun: true,
+    count: total,
+  });
+  assert.deepEqual((await world.api.get('/api/v2/mail/erasures')).body.erasures, []);
+  // Every documented field still goes through (emailAddress and emailId are not taken together).
+  const fields = { search: 'erasealpha', status: 'all', domain: 'all', timeRange: '90d', includeArchived: true };
+  for (const only of [{ emailAddress: 'subject@sender.test' }, { emailId: subject[0]!.id }]) {
+    const answer = await world.api.post('/api/v2/mail/erase', { ...fields, ...only, dryRun: true, expectedCount: 1 });
+    assert.deepEqual([answer.status, answer.body], [200, { dryRun: true, count: 1 }]);
+  }
+});
+
 test('POST /api/v2/mail/erase: 400 without expectedCount, 409 with the count when it does not match', async () => {
   const missing = await world.api.post('/api/v2/mail/erase', FILTER);
   assert.deepEqual(
