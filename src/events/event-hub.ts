@@ -148,7 +148,12 @@ export class EventHub {
     let heldBack = false;
     for (const group of groups.values()) {
       const { accountId, cursor } = group[0]!;
-      const page = await readEvents(this.options.db, accountId, cursor);
+      // A group whose read fails (a bad row, a dropped connection) is tried again at the next pass; the other
+      // groups are still served, so no one stream can hold back everybody else's.
+      const page = await readEvents(this.options.db, accountId, cursor).catch((error) => {
+        this.options.logger.warn({ err: error, accountId }, 'event stream read failed');
+      });
+      if (!page) continue;
       for (const subscriber of group) {
         if (subscriber.closed) continue;
         subscriber.cursor = page.last;

@@ -80,10 +80,16 @@ function positionOf(cursor: Cursor): string {
   return cursor.txid === null ? cursor.id : `${cursor.txid}-${cursor.id}`;
 }
 
+/** The largest id or txid a position can hold: both databases keep them in signed 64-bit integers. */
+const MAX_POSITION_NUMBER = 2n ** 63n - 1n;
+
 /** The cursor a client's Last-Event-ID names; Invalid when it is not a position this database writes. */
 export function parsePosition(db: Db, position: string): Cursor {
   const match = isPostgres(db) ? /^(\d{1,19})-(\d{1,19})$/.exec(position) : /^()(\d{1,15})$/.exec(position);
-  if (!match) throw new Invalid('Invalid Last-Event-ID');
+  // Nineteen digits reach past 2^63 - 1: such a position was never written, and casting it would fail every read.
+  if (!match || match.slice(1).some((number) => number !== '' && BigInt(number) > MAX_POSITION_NUMBER)) {
+    throw new Invalid('Invalid Last-Event-ID');
+  }
   return { txid: match[1] || null, id: match[2]! };
 }
 

@@ -97,6 +97,54 @@ describe('GET /api/v2/events', () => {
     assert.deepEqual(await stream.response.json(), { error: 'Invalid Last-Event-ID' });
   });
 
+  test('400 for a Last-Event-ID whose numbers are past the largest 64-bit integer', async () => {
+    // In the format accepted, but past what either database can hold (PostgreSQL would fail every read of them).
+    const positions = TEST_DATABASE_URL
+      ? ['1-9999999999999999999', '1-9223372036854775808', '9223372036854775808-1']
+      : ['9999999999999999999', '9223372036854775808'];
+    for (const position of positions) {
+      const stream = await openEventStream(server.baseUrl, server.apiKey, position);
+      assert.equal(stream.response.status, 400, position);
+      assert.deepEqual(await stream.response.json(), { error: 'Invalid Last-Event-ID' });
+    }
+  });
+
+  test('a stream whose reads fail does not hold back another account’s stream', async () => {
+    const brokenKey = await server.newAccountKey('events-broken');
+    const brokenAccountId = (await server.app.accounts.authenticate(brokenKey))!.id;
+    const otherKey = await server.newAccountKey('events-served');
+    const otherApi = apiClient(server.baseUrl, otherKey);
+    const otherDomain = await createVerifiedDomain(otherApi, dns, 'served-events.test');
+    const otherEndpoint = await createWebhookEndpoint(otherApi, 'Served hook', { url: receiver.url });
+    await routeAddress(otherApi, 'inbox@served-events.test', otherDomain.id, { endpointId: otherEndpoint.id });
+    // Opened first, so the hub reads its account before the other's; a row it cannot parse fails each of its reads.
+    const broken = await openEventStream(server.baseUrl, brokenKey);
+    const { db } = server.app.database;
+    const badRow = await db
+      .insertInto('events')
+      .values({ account_id: brokenAccountId, type: 'email.received', data: 'not JSON', created_at: '' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const other = await openEventStream(server.baseUrl, otherKey);
+    try {
+      const sent = await sendMail({
+        port: server.smtpPort,
+        from: 'ann@sender.test',
+        to: 'inbox@served-events.test',
+        subject: 'Served despite the broken stream',
+        text: 'Hello',
+      });
+      assert.equal(sent.code, 250, sent.response);
+      const events = await eventsUntil(other, (event) => event.event === 'email.received');
+      assert.equal(events.at(-1)!.data.emailId, sent.queuedIds[0]);
+      assert.equal(broken.events.length, 0);
+    } finally {
+      await db.deleteFrom('events').where('id', '=', badRow.id).execute();
+      await broken.close();
+      await other.close();
+    }
+  });
+
   test('a text/event-stream with a retry hint, then the domain verification, the mail and its delivery in order', async () => {
     assert.equal(everything.response.status, 200);
     assert.equal(everything.response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
