@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createWebhookEndpoint, routeAddress } from '../delivery/setup.ts';
@@ -369,6 +371,50 @@ describe('GET /api/v2/events: the connection', () => {
       assert.equal(stream.events.length, 1);
     } finally {
       if (!closed) await app.close();
+    }
+  });
+
+  test('a client that stops reading is disconnected once it is more than 1 MiB behind', async () => {
+    const app = await startTestApp({ DNS_SERVERS: dns.address });
+    try {
+      const appApi = apiClient(app.baseUrl, app.apiKey);
+      const domain = await createVerifiedDomain(appApi, dns, 'slow-reader.test');
+      const inbox = 'inbox@slow-reader.test';
+      assert.equal((await appApi.post('/api/v2/email-addresses', { address: inbox, domainId: domain.id })).status, 201);
+      const { hostname, port } = new URL(app.baseUrl);
+      const socket = connect(Number(port), hostname);
+      socket.setEncoding('utf8');
+      let received = '';
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      const closed = new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+        let error: NodeJS.ErrnoException | undefined;
+        socket.on('error', (cause) => {
+          error = cause;
+        });
+        socket.on('close', () => resolve(error));
+      });
+      socket.write(`GET /api/v2/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${app.apiKey}\r\n\r\n`);
+      // Once the retry hint is in, the stream is open; from then on this client reads nothing.
+      while (!received.includes('retry: 1000')) await once(socket, 'data');
+      socket.pause();
+      // A client that does read: once it has every event, they were all handed to the stalled one too.
+      const reader = await openEventStream(app.baseUrl, app.apiKey);
+      // 40 events of 200 KB: more than the loopback socket buffers hold (about 4 MB), and then over 1 MiB more.
+      const subject = 'S'.repeat(200_000).replace(/.{900}/g, '$&\n ');
+      for (let index = 0; index < 40; index++) {
+        const raw = `From: ann@sender.test\nTo: ${inbox}\nSubject: ${index} ${subject}\n\nHello\n`;
+        const sent = await sendMail({ port: app.smtpPort, from: 'ann@sender.test', to: inbox, raw });
+        assert.equal(sent.code, 250, sent.response);
+      }
+      await reader.waitFor(40, 60_000);
+      await reader.close();
+      socket.resume();
+      // Reset, not ended: an end() would have waited for this client to read all that was written to it first.
+      assert.equal((await closed)?.code, 'ECONNRESET');
+    } finally {
+      await app.close();
     }
   });
 });

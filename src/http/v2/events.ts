@@ -65,11 +65,13 @@ export function streamEvents(
       let writes = Promise.resolve();
       const writeWhileKeyActive = (text: string) => {
         writes = writes.then(async () => {
-          if (response.writableEnded) return;
+          if (response.writableEnded || response.destroyed) return;
           const active = await accounts.isKeyActive(request.apiKeyId).catch(() => false);
           if (!active) return void response.end();
           response.write(text);
-          if (response.writableLength > MAX_BUFFERED_BYTES) response.end();
+          // Not end(): it waits for a client that is not reading, holding its socket, buffers and subscription. A
+          // reset frees the kernel's send queue too, which a close would leave waiting behind megabytes never read.
+          if (response.writableLength > MAX_BUFFERED_BYTES) response.socket?.resetAndDestroy();
         });
       };
       const subscription = await events.subscribe(request.account.id, request.headers['last-event-id'], (batch) =>
