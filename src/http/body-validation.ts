@@ -23,19 +23,24 @@ export async function noteFormBody(request: FastifyRequest) {
 }
 
 /**
- * Fastify's validators, except that a JSON body keeps its types. Query strings, path parameters, headers and form
- * fields are text, and are coerced to their schemas' types; JSON is not: Ajv's coercion would read `null` as `false`
- * for `legalHold` or `isActive` and `true` as 1 for `retentionDays`, changes nobody asked for.
+ * Fastify's validators, except for bodies. A JSON body keeps its types: query strings, path parameters, headers and
+ * form fields are text, and are coerced to their schemas' types; JSON is not: Ajv's coercion would read `null` as
+ * `false` for `legalHold` or `isActive` and `true` as 1 for `retentionDays`, changes nobody asked for. And a body whose
+ * schema allows no other properties is refused for one it does not know, rather than having it removed: a misspelt
+ * filter of an erase or a rule's condition would otherwise be dropped, and widen what the request takes.
  */
 export const bodiesUncoerced: BuildCompiler = (externalSchemas, options) => {
+  const compiler = (customOptions: object) =>
+    compilers(externalSchemas, {
+      ...options,
+      customOptions: { ...options?.customOptions, ...customOptions },
+    } as typeof options) as unknown as RouteCompiler;
   const coercing = compilers(externalSchemas, options) as unknown as RouteCompiler;
-  const exact = compilers(externalSchemas, {
-    ...options,
-    customOptions: { ...options?.customOptions, coerceTypes: false },
-  } as typeof options) as unknown as RouteCompiler;
+  const form = compiler({ removeAdditional: false });
+  const exact = compiler({ removeAdditional: false, coerceTypes: false });
   const compile: RouteCompiler = (route) => {
     if (route.httpPart !== 'body') return coercing(route);
-    const [fromForm, fromJson] = [coercing(route), exact(route)];
+    const [fromForm, fromJson] = [form(route), exact(route)];
     const validate: Validate = (data) => {
       const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : fromJson;
       const valid = chosen(data);

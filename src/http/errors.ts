@@ -46,6 +46,10 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (error.validation) {
     const first = error.validation[0];
     const where = `${error.validationContext ?? 'request'}${first?.instancePath ?? ''}`;
+    const unknown = first?.keyword === 'additionalProperties' ? first.params.additionalProperty : undefined;
+    if (typeof unknown === 'string') {
+      return reply.code(400).send({ error: `Invalid request: ${where}/${unknown} is not a known property` });
+    }
     return reply.code(400).send({ error: `Invalid request: ${where} ${first?.message ?? 'is invalid'}` });
   }
   const framework = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;

@@ -277,4 +277,10 @@ describe('POST /api/v2/deliveries/replay', () => {
     assert.equal(unknown.status, 404);
     assert.deepEqual(unknown.body, { error: 'Endpoint not found' });
   });
+
+  test('400 for a property it does not know: a misspelt endpointId would replay every endpoint', async () => {
+    const misspelt = await api.post('/api/v2/deliveries/replay', { endpointid: 'endp_nope' });
+    assert.equal(misspelt.status, 400);
+    assert.deepEqual(misspelt.body, { error: 'Invalid request: body/endpointid is not a known property' });
+  });
 });

@@ -175,6 +175,22 @@ describe('/api/e2/guard', () => {
     assert.match(response.body.error, /^Invalid request: body\/conditions\/subject\/operator /);
   });
 
+  test('POST and PUT: 400 naming a condition the schema does not know, which would otherwise widen the rule', async () => {
+    const body = { name: 'x', conditions: { hasAttachment: true, subjct: { operator: 'contains', value: 'x' } } };
+    const created = await api.post('/api/e2/guard', { ...body, action: { type: 'block' } });
+    assert.equal(created.status, 400);
+    assert.deepEqual(created.body, { error: 'Invalid request: body/conditions/subjct is not a known property' });
+    const rule = await api.post('/api/e2/guard', {
+      name: 'x',
+      conditions: { hasAttachment: true },
+      action: { type: 'tag', tag: 't' },
+    });
+    const changed = await api.put(`/api/e2/guard/${rule.body.id}`, { conditions: body.conditions });
+    assert.equal(changed.status, 400);
+    assert.deepEqual(changed.body, { error: 'Invalid request: body/conditions/subjct is not a known property' });
+    assert.deepEqual((await api.get(`/api/e2/guard/${rule.body.id}`)).body.conditions, { hasAttachment: true });
+  });
+
   test('another account’s rule is 404 for GET, PUT, DELETE and check, and absent from its list', async () => {
     const mine = await api.post('/api/e2/guard', {
       name: 'Mine',

@@ -122,14 +122,19 @@ export function replayDeliveries(app: Api, { tags, deliveries }: DeliveryRouteOp
         summary: 'Replay failed deliveries by query',
         description:
           'Queues again every failed delivery of the account that matches: one endpoint or legacy webhook ' +
-          '(`endpointId`), created at or after `since` and before `until` (ISO 8601). Each gets a fresh retry budget.',
+          '(`endpointId`), created at or after `since` and before `until` (ISO 8601). Each gets a fresh retry budget. ' +
+          'A property not listed here is refused with 400.',
         consumes: BodyTypes,
-        body: Type.Object({
-          endpointId: Type.Optional(Type.String()),
-          status: Type.Optional(Type.Literal('failed')),
-          since: Type.Optional(Type.String()),
-          until: Type.Optional(Type.String()),
-        }),
+        // A misspelt `endpointId` would otherwise be left out, and every failed delivery of the account replayed.
+        body: Type.Object(
+          {
+            endpointId: Type.Optional(Type.String()),
+            status: Type.Optional(Type.Literal('failed')),
+            since: Type.Optional(Type.String()),
+            until: Type.Optional(Type.String()),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: ReplaySchema, ...errorResponses },
       },
     },
