@@ -447,6 +447,22 @@ describe('POST /api/v2/routing/explain', () => {
     }
   });
 
+  test('regex: searched in the first 16,384 characters of a value', async () => {
+    const to = 'long@guard.test';
+    await routeAddress(api, to, domainId, { endpointId: hook.id });
+    const rule = await api.post('/api/e2/guard', {
+      name: 'Needle',
+      conditions: { recipient: { operator: 'exact', value: to }, subject: { operator: 'regex', value: 'needle$' } },
+      action: { type: 'tag', tag: 'needle' },
+    });
+    assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    const tagged = async (subject: string) =>
+      (await api.post('/api/v2/routing/explain', { recipient: to, subject })).body.tags.includes('needle');
+    assert.equal(await tagged(`${'x'.repeat(16_378)}needle`), true);
+    assert.equal(await tagged(`${'x'.repeat(16_379)}needle`), false);
+    await api.delete(`/api/e2/guard/${rule.body.id}`);
+  });
+
   test('a recipient on another account’s domain is 404, accepted or not; a missing recipient is 400', async () => {
     const theirs = (await stranger.get('/api/v2/domains')).body.data[0].id;
     await routeAddress(stranger, 'their@theirs.test', theirs, { endpointId: strangersHook.id });

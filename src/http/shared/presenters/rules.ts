@@ -15,7 +15,8 @@ const TextPatternSchema = Type.Object(
   {
     description:
       '`exact` whole value, `contains` part of it, `wildcard` with `*` for any run (`*@example.com`), all ignoring ' +
-      'case; `regex` searched for, case-sensitive (linear-time engine: no backreferences, lookarounds or flags)',
+      'case; `regex` searched for in the first 16,384 characters, case-sensitive (linear-time engine: no ' +
+      'backreferences, lookarounds or flags)',
   },
 );
 const VerdictsSchema = Type.Array(literals(VERDICT_WORDS), { minItems: 1 });
