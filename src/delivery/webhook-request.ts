@@ -1,3 +1,4 @@
+import { firstCharacters } from '../core/index.ts';
 import type { WebhookTarget } from '../endpoints/index.ts';
 import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-payload.ts';
 import type { HttpPost } from './http-sender.ts';
@@ -33,6 +34,13 @@ const COMPUTED_HEADERS = new Set([
 ]);
 
 /** A header value HTTP can carry: characters outside printable ASCII (a UTF-8 Message-ID's) percent-encoded. */
+/**
+ * X-Message-Id carries at most this much of the Message-ID (RFC 5322's line length): a broken or hostile one of
+ * hundreds of KB would pass what receivers accept in headers (Node's 16 KB, many proxies' 8 KB), and each attempt be
+ * refused with 431. The body carries it whole, up to its own limit.
+ */
+const MAX_MESSAGE_ID_HEADER_CHARS = 998;
+
 function headerText(value: string): string {
   return value.replace(/[^\x20-\x7e]/gu, (char) =>
     [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
@@ -58,7 +66,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
     'x-endpoint-id': target.id,
     'x-webhook-timestamp': timestamp.toISOString(),
     'x-email-id': email.id,
-    'x-message-id': headerText(email.messageId ?? ''),
+    'x-message-id': headerText(firstCharacters(email.messageId ?? '', MAX_MESSAGE_ID_HEADER_CHARS)),
     'x-webhook-verification-token': target.verificationToken,
   };
   if (target.legacy) {

@@ -134,6 +134,20 @@ describe('Standard Webhooks signing', () => {
     assert.equal(built.headers['x-message-id'], '<%E9%82%AE%E4%BB%B6@%E4%BE%8B%E5%AD%90.cn>');
     assert.equal(JSON.parse(built.body).email.messageId, '<邮件@例子.cn>');
   });
+
+  test('X-Message-Id carries the first 998 characters of a Message-ID longer than a header line', () => {
+    const messageId = `<${'m'.repeat(200_000)}@sender.test>`;
+    const built = buildWebhookRequest({
+      target: target(),
+      email: { ...email, messageId },
+      webhookId: 'dlv_1',
+      timestamp,
+      attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
+      userAgent: 'Mailroom-Webhook/0.1.0',
+    });
+    assert.equal(built.headers['x-message-id'], messageId.slice(0, 998));
+    assert.equal(JSON.parse(built.body).email.messageId, messageId);
+  });
 });
 
 describe('email.received body', () => {
