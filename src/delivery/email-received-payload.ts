@@ -156,7 +156,10 @@ function fitUnderLimit(payload: ReturnType<typeof emailReceivedPayload>): BuiltP
   /** `cut(value)`, with `fields` (the value's places) in `trimmed` when that is not the value as it was. */
   const shorten = <T>(fields: string[], value: T, cut: (value: T) => T): T => {
     const shortened = cut(value);
-    if (JSON.stringify(shortened) !== JSON.stringify(value)) trimmed.push(...fields);
+    // A body may be tens of MB: a string is compared as it is, not serialized twice more.
+    const changed =
+      typeof value === 'string' ? shortened !== value : JSON.stringify(shortened) !== JSON.stringify(value);
+    if (changed) trimmed.push(...fields);
     return shortened;
   };
   const steps: Array<(excess: number) => void> = [
