@@ -1,6 +1,8 @@
+import { isDeepStrictEqual } from 'node:util';
 import { firstCharacters } from '../core/index.ts';
 import type { AddressList, StoredEmail } from '../mail/index.ts';
 import { sanitizeEmailHtml } from '../mime/index.ts';
+import { jsonBytes, jsonPrefix } from './json-size.ts';
 
 /** The stored email fields the `email.received` body is built from. */
 export type PayloadEmail = Pick<
@@ -116,7 +118,10 @@ function emailReceivedPayload(input: PayloadInput) {
     ...(email.priority === null ? {} : { priority: email.priority }),
   };
   const cleanedContent = {
-    html: email.htmlBody === null ? null : (input.sanitizedHtml ?? sanitizeEmailHtml(email.htmlBody)),
+    html:
+      email.htmlBody === null || !carriesCleanedHtml(email.htmlBody)
+        ? null
+        : (input.sanitizedHtml ?? sanitizeEmailHtml(email.htmlBody)),
     text: email.textBody,
     hasHtml: Boolean(email.htmlBody),
     hasText: Boolean(email.textBody),
@@ -147,28 +152,37 @@ function emailReceivedPayload(input: PayloadInput) {
  * Trims `payload` until its JSON is under MAX_PAYLOAD_BYTES, one step at a time and only while it is over: first the
  * copies (the header maps, the sanitized HTML and the text), then what only a hostile or broken message makes long
  * (cut to bounds a real one stays within), and last the bodies, cut by just what is still over. The bounded fields
- * take some 600 KB at most, so cutting the bodies always makes it fit.
+ * take some 600 KB at most, so cutting the bodies always makes it fit. Over the limit, the JSON's size is counted
+ * and kept up to date field by field, and the JSON written once, at the end.
  */
 function fitUnderLimit(payload: ReturnType<typeof emailReceivedPayload>): BuiltPayload {
+  if (stringCharacters(payload) < MAX_PAYLOAD_BYTES) {
+    const body = JSON.stringify(payload);
+    if (Buffer.byteLength(body) < MAX_PAYLOAD_BYTES) return { body, trimmed: [] };
+  }
   const { email } = payload;
   const { parsedData, cleanedContent } = email;
   const trimmed: string[] = [];
-  /** `cut(value)`, with `fields` (the value's places) in `trimmed` when that is not the value as it was. */
+  let size = jsonBytes(payload);
+  /** `cut(value)`, put in as many places as `fields` names: those go to `trimmed` when it is not the value as it was. */
   const shorten = <T>(fields: string[], value: T, cut: (value: T) => T): T => {
     const shortened = cut(value);
-    // A body may be tens of MB: a string is compared as it is, not serialized twice more.
-    const changed =
-      typeof value === 'string' ? shortened !== value : JSON.stringify(shortened) !== JSON.stringify(value);
-    if (changed) trimmed.push(...fields);
+    if (!isDeepStrictEqual(shortened, value)) {
+      trimmed.push(...fields);
+      size -= (jsonBytes(value) - jsonBytes(shortened)) * fields.length;
+    }
     return shortened;
   };
   const steps: Array<(excess: number) => void> = [
     () => (parsedData.headers = shorten(['parsedData.headers'], parsedData.headers, () => ({}))),
     () => (cleanedContent.headers = shorten(['cleanedContent.headers'], cleanedContent.headers, () => ({}))),
-    () => (cleanedContent.html = shorten(['cleanedContent.html'], cleanedContent.html, () => null)),
+    () => {
+      // Held back unsanitized, as null, when too long to be carried (see carriesCleanedHtml): this step drops it.
+      if (parsedData.htmlBody !== null && cleanedContent.html === null) trimmed.push('cleanedContent.html');
+      cleanedContent.html = shorten(['cleanedContent.html'], cleanedContent.html, () => null);
+    },
     () => (cleanedContent.text = shorten(['cleanedContent.text'], cleanedContent.text, () => null)),
-    // One step for all: each is cut only past its bound (a real message's stay as they are), and the body, which may
-    // be tens of MB yet, is serialized once rather than once per field.
+    // One step for all: each is cut only past its bound (a real message's stay as they are).
     () => {
       email.subject = parsedData.subject = shorten(['subject', 'parsedData.subject'], email.subject, short);
       email.messageId = parsedData.messageId = shorten(['messageId', 'parsedData.messageId'], email.messageId, short);
@@ -190,14 +204,36 @@ function fitUnderLimit(payload: ReturnType<typeof emailReceivedPayload>): BuiltP
     (excess) =>
       (parsedData.textBody &&= shorten(['parsedData.textBody'], parsedData.textBody, (text) => cutBy(text, excess))),
   ];
-  let body = JSON.stringify(payload);
   for (const trim of steps) {
-    const excess = Buffer.byteLength(body) - (MAX_PAYLOAD_BYTES - 1);
+    const excess = size - (MAX_PAYLOAD_BYTES - 1);
     if (excess <= 0) break;
     trim(excess);
-    body = JSON.stringify(payload);
   }
-  return { body, trimmed };
+  return { body: JSON.stringify(payload), trimmed };
+}
+
+/**
+ * Whether a webhook body can carry `cleanedContent.html` for this HTML body: one whose own JSON reaches
+ * MAX_PAYLOAD_BYTES keeps the body over the limit until the bodies are cut, after the sanitized copy is dropped, so
+ * that copy is not sanitized at all (seconds for some MB of dense markup).
+ */
+export function carriesCleanedHtml(htmlBody: string): boolean {
+  if (htmlBody.length >= MAX_PAYLOAD_BYTES) return false;
+  // JSON takes at most 6 bytes per UTF-16 unit (`\u0001`), so most bodies need no counting.
+  return htmlBody.length * 6 + 2 < MAX_PAYLOAD_BYTES || jsonBytes(htmlBody) < MAX_PAYLOAD_BYTES;
+}
+
+/** The characters of every string in `value`, keys included: at most its JSON's size, often much less. */
+function stringCharacters(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  if (value === null || typeof value !== 'object') return 0;
+  let characters = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) characters += stringCharacters(item);
+    return characters;
+  }
+  for (const [key, item] of Object.entries(value)) characters += key.length + stringCharacters(item);
+  return characters;
 }
 
 /**
@@ -239,22 +275,7 @@ function shortAttachment<T extends { filename: string; contentType: string; cont
   return { ...attachment, filename: short(filename), contentType: short(contentType), contentId: short(contentId) };
 }
 
-/** `text` cut so that its JSON takes `excess` bytes less (or to ""), never between an emoji's two UTF-16 halves. */
+/** `text` cut so that its JSON takes `excess` bytes less (or to ""). */
 function cutBy(text: string, excess: number): string {
-  let size = Buffer.byteLength(JSON.stringify(text));
-  const room = size - excess;
-  let cut = text;
-  // JSON escaping can make one character several bytes, so cut in proportion to the bytes the text took, and again
-  // while they were uneven enough (costlier at the start) to leave it over.
-  while (size > room && cut.length > 0) {
-    cut = firstUnits(cut, Math.min(cut.length - 1, Math.floor((cut.length * room) / size)));
-    size = Buffer.byteLength(JSON.stringify(cut));
-  }
-  return cut;
-}
-
-/** The first `count` UTF-16 units of `text`, less a last one that is half an emoji: JSON parsers refuse a lone half. */
-function firstUnits(text: string, count: number): string {
-  const cut = text.slice(0, Math.max(0, count));
-  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+  return jsonPrefix(text, jsonBytes(text) - excess);
 }

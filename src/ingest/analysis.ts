@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { carriesCleanedHtml } from '../delivery/index.ts';
 import { type ParsedMessage, sanitizeEmailHtml } from '../mime/index.ts';
 import type { Verdicts } from './verdicts.ts';
 
@@ -16,10 +17,12 @@ export interface Analysis {
  * The HTML body sanitized as a webhook body carries it (`cleanedContent.html`), when a recipient's route sends the
  * message to a webhook and it has HTML: computed once per message with its analysis, off the event loop, instead of
  * per webhook on the event loop (a few milliseconds for 10 KB of HTML). It goes to the delivery worker with the
- * message's fresh jobs, not to the database; a job claimed later sanitizes again.
+ * message's fresh jobs, not to the database; a job claimed later sanitizes again. HTML too long for the body to
+ * carry it is not sanitized.
  */
 export function webhookHtml(parsed: ParsedMessage, routedToWebhook: boolean): string | undefined {
-  return routedToWebhook && parsed.htmlBody !== null ? sanitizeEmailHtml(parsed.htmlBody) : undefined;
+  const { htmlBody } = parsed;
+  return routedToWebhook && htmlBody !== null && carriesCleanedHtml(htmlBody) ? sanitizeEmailHtml(htmlBody) : undefined;
 }
 
 /**

@@ -292,6 +292,49 @@ describe('email.received body', () => {
     assert.equal(built.trimmed.at(-1), 'parsedData.htmlBody');
   });
 
+  test('a body cut to fit 1 MB takes all the room left, whatever each character costs as JSON', () => {
+    // One of each cost: 1, 2 (quote, backslash, newline, é), 3 (€, U+2028), 4 (an emoji), 6 (\u0001, a lone half).
+    const mix = 'a"\\\né€\u2028😀\u0001\ud800';
+    const textBody = mix.repeat(150_000);
+    const built = buildEmailReceivedPayload({
+      email: { ...email, htmlBody: null, textBody },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    const bytes = Buffer.byteLength(built.body);
+    assert.ok(bytes < MAX_PAYLOAD_BYTES && bytes >= MAX_PAYLOAD_BYTES - 6, `${bytes} bytes`);
+    const cut: string = JSON.parse(built.body).email.parsedData.textBody;
+    assert.ok(cut.length > 0 && textBody.startsWith(cut));
+    assert.deepEqual(built.trimmed, [
+      'parsedData.headers',
+      'cleanedContent.headers',
+      'cleanedContent.text',
+      'parsedData.textBody',
+    ]);
+  });
+
+  test('HTML whose JSON alone passes 1 MB: its sanitized copy is dropped as any other, then the body cut', () => {
+    const htmlBody = '<p onclick="x()">a</p>'.repeat(50_000);
+    const built = buildEmailReceivedPayload({
+      email: { ...email, textBody: null, htmlBody },
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    const body = JSON.parse(built.body).email;
+    assert.deepEqual(
+      [body.cleanedContent.html, body.cleanedContent.hasHtml, htmlBody.startsWith(body.parsedData.htmlBody)],
+      [null, true, true],
+    );
+    assert.deepEqual(built.trimmed, [
+      'parsedData.headers',
+      'cleanedContent.headers',
+      'cleanedContent.html',
+      'parsedData.htmlBody',
+    ]);
+  });
+
   test('every field long at once, in characters JSON escapes: still under 1 MB, every field its type, all reported', () => {
     // A control character takes 6 bytes as JSON (\u0001), the most a character can.
     const long = (prefix: string, count = 300_000) => `${prefix}${'\u0001'.repeat(count)}`;
