@@ -77,16 +77,11 @@ const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1
 const valuesOf = (value: string | readonly string[] | undefined): readonly string[] =>
   value === undefined ? [] : typeof value === 'string' ? [value] : value;
 
-/** Whether any of the values that are present passes `test`. */
-function anyValue(test: (value: string) => boolean, values: readonly (string | null)[]): boolean {
-  return values.some((value) => value !== null && test(value));
-}
-
 type ConditionCheck = (facts: MessageFacts) => boolean;
 
 function textCheck(field: string, pattern: TextPattern, pick: (facts: MessageFacts) => (string | null)[]) {
   const test = compilePattern(field, pattern);
-  return (facts: MessageFacts) => anyValue(test, pick(facts));
+  return (facts: MessageFacts) => test(pick(facts));
 }
 
 function verdictCheck(field: 'spf' | 'dkim' | 'dmarc', words: readonly VerdictWord[]): ConditionCheck {
@@ -109,7 +104,7 @@ function compileConditions(conditions: RuleConditions): Array<[ConditionName, Co
       ((headers) => {
         const each = headers.map((header) => {
           const test = compilePattern('headers', header.value);
-          return (facts: MessageFacts) => valuesOf(facts.headers[header.name]).some(test);
+          return (facts: MessageFacts) => test(valuesOf(facts.headers[header.name]));
         });
         return (facts: MessageFacts) => each.every((check) => check(facts));
       })(conditions.headers),

@@ -33,9 +33,9 @@ function linearRegExp(source: string): RegExp {
 }
 
 /**
- * How much of a value a regex is searched in. The linear-time engine still costs the value's length times the
- * pattern's: a 241-character pattern took 4 s over a 1 MB header, on the event loop every account shares, and an
- * outside sender chooses the header. Over 16,384 characters it takes at most some 60 ms.
+ * How much of a field's values a regex is searched in, all of them together. The linear-time engine still costs the
+ * characters times the pattern's length, on the event loop every account shares, and an outside sender chooses the
+ * subject and the headers, and may repeat a header thousands of times (see docs/internals.md, Rules).
  */
 const REGEX_SEARCHED_CHARS = 16_384;
 
@@ -75,30 +75,43 @@ function wildcardMatcher(value: string): (candidate: string) => boolean {
   };
 }
 
-/** A predicate for `pattern`, or Invalid (naming `field`) when the pattern cannot be used. */
-export function compilePattern(field: string, pattern: TextPattern): (value: string) => boolean {
+/**
+ * A predicate for `pattern` over a field's values (null for one that is absent), true when one of them matches; or
+ * Invalid (naming `field`) when the pattern cannot be used.
+ */
+export function compilePattern(field: string, pattern: TextPattern): (values: readonly (string | null)[]) => boolean {
   const { operator, value } = pattern;
   if (value.length === 0) throw new Invalid(`${field}: value must not be empty`);
   if (value.length > MAX_PATTERN_LENGTH) {
     throw new Invalid(`${field}: value must be at most ${MAX_PATTERN_LENGTH} characters`);
   }
+  if (operator === 'regex') return regexSearch(field, value);
   const lower = value.toLowerCase();
-  switch (operator) {
-    case 'exact':
-      return (candidate) => candidate.toLowerCase() === lower;
-    case 'contains':
-      return (candidate) => candidate.toLowerCase().includes(lower);
-    case 'wildcard':
-      return wildcardMatcher(value);
-    case 'regex': {
-      let regex: RegExp;
-      try {
-        regex = linearRegExp(value);
-      } catch (error) {
-        throw new Invalid(`${field}: invalid regex (${(error as Error).message})`);
-      }
-      return (candidate) =>
-        regex.test(candidate.length > REGEX_SEARCHED_CHARS ? candidate.slice(0, REGEX_SEARCHED_CHARS) : candidate);
-    }
+  const test =
+    operator === 'exact'
+      ? (candidate: string) => candidate.toLowerCase() === lower
+      : operator === 'contains'
+        ? (candidate: string) => candidate.toLowerCase().includes(lower)
+        : wildcardMatcher(value);
+  return (values) => values.some((candidate) => candidate !== null && test(candidate));
+}
+
+/** Searches the values in turn, within REGEX_SEARCHED_CHARS of them in all. */
+function regexSearch(field: string, source: string): (values: readonly (string | null)[]) => boolean {
+  let regex: RegExp;
+  try {
+    regex = linearRegExp(source);
+  } catch (error) {
+    throw new Invalid(`${field}: invalid regex (${(error as Error).message})`);
   }
+  return (values) => {
+    let left = REGEX_SEARCHED_CHARS;
+    for (const candidate of values) {
+      if (candidate === null) continue;
+      if (left <= 0) return false;
+      if (regex.test(candidate.length > left ? candidate.slice(0, left) : candidate)) return true;
+      left -= candidate.length;
+    }
+    return false;
+  };
 }

@@ -463,6 +463,37 @@ describe('POST /api/v2/routing/explain', () => {
     await api.delete(`/api/e2/guard/${rule.body.id}`);
   });
 
+  test('regex: a repeated header is searched 16,384 characters in all, not 16,384 per value', async () => {
+    const to = 'traced@guard.test';
+    await routeAddress(api, to, domainId, { endpointId: hook.id });
+    const rule = await api.post('/api/e2/guard', {
+      name: 'Trace',
+      conditions: { headers: [{ name: 'x-trace', value: { operator: 'regex', value: '^needle$' } }] },
+      action: { type: 'tag', tag: 'trace' },
+    });
+    assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    // Values of 900 characters: the needle after 5 of them (4,500) is searched, after 19 (17,100) it is not.
+    const headersMatched = async (before: number) => {
+      const traces = [...Array.from({ length: before }, () => 'x'.repeat(900)), 'needle'];
+      const raw = [
+        'From: ann@sender.test',
+        `To: ${to}`,
+        'Subject: Traced',
+        ...traces.map((value) => `X-Trace: ${value}`),
+        '',
+        'Hello',
+        '',
+      ].join('\r\n');
+      const sent = await sendMail({ port: server.smtpPort, from: 'ann@sender.test', to, raw });
+      assert.equal(sent.code, 250, sent.response);
+      const check = await api.post(`/api/e2/guard/${rule.body.id}/check`, { emailId: sent.queuedIds[0] });
+      return check.body.conditions;
+    };
+    assert.deepEqual(await headersMatched(5), [{ condition: 'headers', matched: true }]);
+    assert.deepEqual(await headersMatched(19), [{ condition: 'headers', matched: false }]);
+    await api.delete(`/api/e2/guard/${rule.body.id}`);
+  });
+
   test('a recipient on another account’s domain is 404, accepted or not; a missing recipient is 400', async () => {
     const theirs = (await stranger.get('/api/v2/domains')).body.data[0].id;
     await routeAddress(stranger, 'their@theirs.test', theirs, { endpointId: strangersHook.id });
