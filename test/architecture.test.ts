@@ -14,6 +14,8 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   core: [],
   /** MIME parsing, attachment extraction and received HTML's sanitizer: a leaf, like core, for all who show mail. */
   mime: [],
+  /** Worker threads: a pool that runs a module's requests beside the event loop, and that module's side. A leaf. */
+  workers: [],
   config: ['core'],
   db: ['core', 'config'],
   blobs: ['core', 'config'],
@@ -42,8 +44,9 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
     'mail',
     'delivery',
     'events',
+    'workers',
   ],
-  mail: ['core', 'db', 'mime', 'search'],
+  mail: ['core', 'db', 'mime', 'search', 'workers'],
   delivery: ['core', 'db', 'dns', 'mime', 'endpoints', 'mail', 'events'],
   /** Retention periods, legal holds, expiry and erase by query: deletes mail through its rows and blobs. */
   retention: ['core', 'db', 'mail', 'search'],

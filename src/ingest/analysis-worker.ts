@@ -2,10 +2,10 @@ import { workerData } from 'node:worker_threads';
 import type { SpamdConfig } from '../config/index.ts';
 import { createDnsLookup } from '../dns/index.ts';
 import { type ParsedMessage, parseMessage } from '../mime/index.ts';
+import { serveRequests } from '../workers/index.ts';
 import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
 import { createSpamScanner } from './spamd.ts';
 import { createVerdictChecker } from './verdicts.ts';
-import { serveRequests } from './worker-pool.ts';
 
 export interface AnalysisRequest {
   /** The message as the client sent it, in order (views of shared memory arrive without a copy). */

@@ -6,12 +6,12 @@ import { isCommitOutcomeUnknown } from '../db/index.ts';
 import type { JobLease } from '../delivery/index.ts';
 import { parseMessage, receivedHeader } from '../mime/index.ts';
 import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
+import { WorkerLost, WorkerPool } from '../workers/index.ts';
 import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
 import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, RuledRoute, WrittenEmail } from './email-writer.ts';
 import { createSpamScanner } from './spamd.ts';
 import type { RawResolver, VerdictChecker } from './verdicts.ts';
-import { WorkerLost, WorkerPool } from './worker-pool.ts';
 import type { WriteRequest, WriterThreadData } from './writer-thread.ts';
 
 /** One message as SMTP received it, with the route decided for each accepted recipient. */

@@ -2,8 +2,8 @@ import { workerData } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { DatabaseConfig } from '../config/index.ts';
 import { GroupCommitter, openDatabase } from '../db/index.ts';
+import { serveRequests } from '../workers/index.ts';
 import { type PreparedMessage, type WrittenEmail, writeMessages } from './email-writer.ts';
-import { serveRequests } from './worker-pool.ts';
 
 export interface WriteRequest {
   message: PreparedMessage;

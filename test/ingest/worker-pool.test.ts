@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { WorkerLost, WorkerPool } from '../../src/ingest/worker-pool.ts';
+import { WorkerLost, WorkerPool } from '../../src/workers/index.ts';
 
 const ECHO = new URL('../fixtures/workers/echo-worker.ts', import.meta.url);
 type Request = { action: 'echo' | 'throw' | 'exit' | 'limits'; value: string };

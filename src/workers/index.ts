@@ -1,0 +1,1 @@
+export { serveRequests, WorkerLost, WorkerPool } from './worker-pool.ts';
