@@ -20,7 +20,7 @@ import {
   type IngestService,
   removeOrphanBlobs,
 } from './ingest/index.ts';
-import { MailService, receivedSince, ThreadsService } from './mail/index.ts';
+import { HtmlCleaner, MailService, receivedSince, ThreadsService } from './mail/index.ts';
 import { createMetrics } from './metrics/index.ts';
 import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
@@ -281,8 +281,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       : undefined;
   if (accountVolume) ingest.onCommitted((emails) => accountVolume.count(emails));
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
-  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments });
-  const threads = new ThreadsService({ db, pages, clock });
+  const cleaner = new HtmlCleaner();
+  const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments, cleaner });
+  const threads = new ThreadsService({ db, pages, clock, cleaner });
   const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock, deleteEmailEvents });
   const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });
   const erasures = new ErasureService({ db, pages, clock, eraser });
@@ -378,6 +379,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       await delivery.stop();
       // Open event streams are ended as the HTTP server closes (its preClose hook); then the hub stops reading.
       await http.close();
+      await cleaner.close();
       await metricsServer?.close();
       await events.stop();
       await searchIndexer.stop();

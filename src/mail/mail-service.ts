@@ -4,6 +4,7 @@ import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { MailPages } from '../search/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
+import type { HtmlCleaner, ReadableEmail } from './html-cleaner.ts';
 import { type ListFilter, resolveListFilter } from './list-filter.ts';
 import {
   type AttachmentInfo,
@@ -45,6 +46,7 @@ export interface MailServiceDeps {
   raw: RawMessages;
   extractAttachment: AttachmentExtractor;
   hashAttachments: AttachmentHasher;
+  cleaner: HtmlCleaner;
 }
 
 /** Raw messages up to this size are returned inline as `content.rawContent`; larger ones only through `/raw`. */
@@ -61,7 +63,7 @@ export interface MailList {
 }
 
 export interface EmailDetail {
-  email: StoredEmail;
+  email: ReadableEmail;
   /** The raw message when it is at most RAW_CONTENT_MAX_BYTES; otherwise omitted. */
   rawContent: string | null;
   rawFetchError: string | null;
@@ -97,6 +99,7 @@ export class MailService {
   readonly #raw: RawMessages;
   readonly #extractAttachment: AttachmentExtractor;
   readonly #hashAttachments: AttachmentHasher;
+  readonly #cleaner: HtmlCleaner;
 
   constructor(deps: MailServiceDeps) {
     this.#db = deps.db;
@@ -105,6 +108,7 @@ export class MailService {
     this.#raw = deps.raw;
     this.#extractAttachment = deps.extractAttachment;
     this.#hashAttachments = deps.hashAttachments;
+    this.#cleaner = deps.cleaner;
   }
 
   /** Newest first (see MailPages.find). `emailId` stands for every email of that email's thread. */
@@ -187,6 +191,11 @@ export class MailService {
     return toStoredEmail(row);
   }
 
+  /** The email as it is read (its HTML sanitized), without side effects; see find. */
+  async findReadable(accountId: string, id: string): Promise<ReadableEmail> {
+    return this.#cleaner.readable(await this.find(accountId, id));
+  }
+
   /** The single read: returns the email with its raw message (when small) and marks it read. */
   async read(accountId: string, id: string): Promise<EmailDetail> {
     if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
@@ -210,7 +219,8 @@ export class MailService {
         rawFetchError = error instanceof Error ? error.message : String(error);
       }
     }
-    return { email, rawContent, rawFetchError, location: this.#raw.location(email.rawBlobKey) };
+    const readable = await this.#cleaner.readable(email);
+    return { email: readable, rawContent, rawFetchError, location: this.#raw.location(email.rawBlobKey) };
   }
 
   /** The raw message as received, streamed. */
@@ -289,11 +299,12 @@ export class MailService {
   }
 
   /** Every email of the email's thread in thread order (just the email when it has no thread). */
-  async thread(accountId: string, id: string): Promise<{ threadId: string; messages: StoredEmail[] }> {
+  async thread(accountId: string, id: string): Promise<{ threadId: string; messages: ReadableEmail[] }> {
     if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
     const email = await this.find(accountId, id);
-    if (!email.threadId) return { threadId: email.id, messages: [email] };
-    return { threadId: email.threadId, messages: await loadThreadMessages(this.#db, accountId, email.threadId) };
+    if (!email.threadId) return { threadId: email.id, messages: [await this.#cleaner.readable(email)] };
+    const messages = await loadThreadMessages(this.#db, accountId, email.threadId);
+    return { threadId: email.threadId, messages: await this.#cleaner.readableAll(messages) };
   }
 
   /**

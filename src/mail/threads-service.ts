@@ -1,12 +1,12 @@
 import { type Clock, Invalid, NotFound } from '../core/index.ts';
 import type { Db, ThreadsTable } from '../db/index.ts';
 import type { MailFilter, MailPages } from '../search/index.ts';
+import type { HtmlCleaner, ReadableEmail } from './html-cleaner.ts';
 import {
   type AddressList,
   type EmailSummary,
   loadThreadMessages,
   PREVIEW_HEADS,
-  type StoredEmail,
   SUMMARY_COLUMNS,
   toSummary,
 } from './stored-email.ts';
@@ -85,11 +85,13 @@ export class ThreadsService {
   readonly #db: Db;
   readonly #pages: MailPages;
   readonly #clock: Clock;
+  readonly #cleaner: HtmlCleaner;
 
-  constructor(deps: { db: Db; pages: MailPages; clock: Clock }) {
+  constructor(deps: { db: Db; pages: MailPages; clock: Clock; cleaner: HtmlCleaner }) {
     this.#db = deps.db;
     this.#pages = deps.pages;
     this.#clock = deps.clock;
+    this.#cleaner = deps.cleaner;
   }
 
   async list(
@@ -140,7 +142,7 @@ export class ThreadsService {
     };
   }
 
-  async get(accountId: string, id: string): Promise<{ thread: ThreadSummary; messages: StoredEmail[] }> {
+  async get(accountId: string, id: string): Promise<{ thread: ThreadSummary; messages: ReadableEmail[] }> {
     if (!ID_PATTERN.test(id)) throw new Invalid('Valid thread ID is required');
     const thread = await this.#db
       .selectFrom('threads')
@@ -151,7 +153,7 @@ export class ThreadsService {
     if (!thread) throw new NotFound('Thread not found');
     const messages = await loadThreadMessages(this.#db, accountId, id);
     const summaries = (await this.#summaries(accountId, [id])).get(id) ?? [];
-    return { thread: summarize(thread, summaries), messages };
+    return { thread: summarize(thread, summaries), messages: await this.#cleaner.readableAll(messages) };
   }
 
   /** Where a cursor says the page starts after; a thread id stands for where that thread is now. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/core/index.ts';
-import { MailService } from '../../src/mail/index.ts';
+import { HtmlCleaner, MailService } from '../../src/mail/index.ts';
 import { extractAttachment, hashAttachments } from '../../src/mime/index.ts';
 import { PostgresMailPages } from '../../src/search/index.ts';
 import { type MailWorld, startMailWorld } from './setup.ts';
@@ -102,6 +102,7 @@ describe('a search counts at most 1,000 matches', () => {
       raw: app.blobs,
       extractAttachment,
       hashAttachments,
+      cleaner: new HtmlCleaner(),
     });
     const { account_id: accountId } = await app.database.db
       .selectFrom('emails')

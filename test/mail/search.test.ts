@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/core/index.ts';
-import { MailService } from '../../src/mail/index.ts';
+import { HtmlCleaner, MailService } from '../../src/mail/index.ts';
 import { extractAttachment, hashAttachments } from '../../src/mime/index.ts';
 import { PostgresMailPages } from '../../src/search/index.ts';
 import type { ApiClient } from '../helpers/http.ts';
@@ -289,6 +289,7 @@ describe('PostgreSQL: the search table again once ANALYZE has counted the words'
       raw: app.blobs,
       extractAttachment,
       hashAttachments,
+      cleaner: new HtmlCleaner(),
     });
     const accountId = (await app.database.db.selectFrom('emails').select('account_id').executeTakeFirstOrThrow())
       .account_id;

@@ -175,7 +175,7 @@ export function updateEmail(app: Api, { tags, mail }: EmailRouteOptions) {
       }
       const { id } = request.params;
       await mail.update(request.account.id, id, { isRead, isArchived });
-      return presentE2Email(await mail.find(request.account.id, id));
+      return presentE2Email(await mail.findReadable(request.account.id, id));
     },
   );
 }

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import type { AddressList, EmailSummary, StoredEmail } from '../../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../../mime/index.ts';
+import type { AddressList, EmailSummary, ReadableEmail } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { AttachmentSchema, presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
@@ -102,7 +101,7 @@ export function presentE2EmailItem(email: EmailSummary) {
   };
 }
 
-export function presentE2Email(email: StoredEmail) {
+export function presentE2Email(email: ReadableEmail) {
   return {
     object: 'email' as const,
     ...presentEmailHead(email),
@@ -110,7 +109,7 @@ export function presentE2Email(email: StoredEmail) {
     reply_to: addressesOf(email.replyTo),
     recipient: email.recipient,
     subject: subjectOf(email.subject),
-    html: email.htmlBody === null ? null : sanitizeEmailHtml(email.htmlBody),
+    html: email.cleanedHtml,
     text: email.textBody,
     status: email.parseSuccess ? ('delivered' as const) : ('failed' as const),
     created_at: email.createdAt,

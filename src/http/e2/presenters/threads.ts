@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import type { StoredEmail, ThreadSummary } from '../../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../../mime/index.ts';
+import type { ReadableEmail, ThreadSummary } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 import { presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { tagsOf } from '../../shared/presenters/rules.ts';
@@ -113,7 +112,7 @@ export function presentThreadItem(thread: ThreadSummary) {
   };
 }
 
-export function presentThreadMessageE2(email: StoredEmail, index: number) {
+export function presentThreadMessageE2(email: ReadableEmail, index: number) {
   return {
     id: email.id,
     message_id: email.messageId,
@@ -121,7 +120,7 @@ export function presentThreadMessageE2(email: StoredEmail, index: number) {
     thread_position: email.threadPosition ?? index + 1,
     subject: email.subject,
     text_body: email.textBody,
-    html_body: email.htmlBody === null ? null : sanitizeEmailHtml(email.htmlBody),
+    html_body: email.cleanedHtml,
     from: senderText(email),
     from_name: email.fromName,
     from_address: email.fromAddress,
@@ -142,7 +141,7 @@ export function presentThreadMessageE2(email: StoredEmail, index: number) {
   };
 }
 
-export function presentThreadDetail(thread: ThreadSummary, messages: StoredEmail[]) {
+export function presentThreadDetail(thread: ThreadSummary, messages: ReadableEmail[]) {
   return {
     thread: { ...threadBase(thread), updated_at: thread.updatedAt },
     messages: messages.map(presentThreadMessageE2),

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import type { AddressList, EmailDetail, EmailSummary, ReadState, StoredEmail } from '../../../mail/index.ts';
-import { sanitizeEmailHtml } from '../../../mime/index.ts';
+import type { AddressList, EmailDetail, EmailSummary, ReadableEmail, ReadState } from '../../../mail/index.ts';
 import { DateTime, Nullable, Pagination } from '../../schemas.ts';
 import type { ValidatedReply } from '../../shared/mail-input.ts';
 import {
@@ -218,7 +217,7 @@ export function presentMailItem(email: EmailSummary) {
 }
 
 export function presentMailDetail({ email, rawContent, rawFetchError, location }: EmailDetail) {
-  const htmlBody = sanitizeEmailHtml(email.htmlBody);
+  const htmlBody = email.cleanedHtml ?? '';
   const textBody = email.textBody ?? '';
   const attachments = presentAttachments(email);
   return {
@@ -293,7 +292,7 @@ export function presentReadState(state: ReadState) {
   return { ...state };
 }
 
-export function presentThreadMessage(email: StoredEmail) {
+export function presentThreadMessage(email: ReadableEmail) {
   return {
     ...presentMailHead(email),
     type: 'inbound' as const,
@@ -302,7 +301,7 @@ export function presentThreadMessage(email: StoredEmail) {
     cc: email.cc?.text ?? null,
     recipient: email.recipient,
     textBody: email.textBody ?? '',
-    htmlBody: sanitizeEmailHtml(email.htmlBody),
+    htmlBody: email.cleanedHtml ?? '',
     receivedAt: email.receivedAt,
     isRead: email.isRead,
     readAt: email.readAt,
