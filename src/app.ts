@@ -234,6 +234,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     settings: { ...config.alerts, retryScale: config.delivery.retryScale, version: VERSION },
   });
   const alerts = alertSystem.service;
+  const cleaner = new HtmlCleaner();
   const delivery = createDeliverySystem({
     db,
     database:
@@ -245,6 +246,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     dns,
     guard,
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
+    cleaner,
     eventsAppended,
     failures: alerts.deliveryFailures,
     observer: metrics?.delivery,
@@ -281,7 +283,6 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       : undefined;
   if (accountVolume) ingest.onCommitted((emails) => accountVolume.count(emails));
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
-  const cleaner = new HtmlCleaner();
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments, cleaner });
   const threads = new ThreadsService({ db, pages, clock, cleaner });
   const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock, deleteEmailEvents });

@@ -2,6 +2,7 @@ import type { Clock, Logger } from '../core/index.ts';
 import { type Db, listenForNotifications } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
+import type { HtmlCleaner } from '../mail/index.ts';
 import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
@@ -21,6 +22,8 @@ export interface DeliverySystemOptions {
   /** The SSRF rule, applied to every address a webhook or a direct forward connects to. */
   guard: AddressGuard;
   readRaw(key: string): Promise<Buffer>;
+  /** Sanitizes a claimed job's HTML (long HTML off the event loop). */
+  cleaner: Pick<HtmlCleaner, 'clean'>;
   /** Called after a commit that appended delivery events, to wake this process's event streams. */
   eventsAppended(): void;
   /** Told of each delivery that ends failed, in the transaction that records it (health alerts). */
@@ -88,6 +91,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     logger,
     now,
     observer: options.observer,
+    cleaner: options.cleaner,
   });
   const worker = new DeliveryWorker({
     store,

@@ -1,8 +1,9 @@
 import { firstCharacters, type Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
-import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
+import { findStoredEmail, type HtmlCleaner, type StoredEmail } from '../mail/index.ts';
 import type { RunnableJob } from './delivery-jobs.ts';
+import { carriesCleanedHtml } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
 import { type HttpSender, RESPONSE_BODY_CHARS } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
@@ -30,6 +31,7 @@ export interface JobRunnerDeps {
   logger: Logger;
   now(): Date;
   observer?: DeliveryObserver;
+  cleaner: Pick<HtmlCleaner, 'clean'>;
 }
 
 /**
@@ -87,11 +89,16 @@ export class JobRunner {
     sanitizedHtml: string | undefined,
     attempted: () => void,
   ): Promise<[AttemptRecord, AttemptResult]> {
+    // A claimed job's email comes from the database, its HTML not sanitized yet (ingest's copy went with fresh jobs).
+    const { htmlBody } = email;
+    const cleanedHtml =
+      sanitizedHtml ??
+      (htmlBody !== null && carriesCleanedHtml(htmlBody) ? await this.deps.cleaner.clean(htmlBody) : undefined);
     const startedAt = this.deps.now();
     const request = buildWebhookRequest({
       target,
       email,
-      sanitizedHtml,
+      sanitizedHtml: cleanedHtml,
       webhookId: job.id,
       timestamp: startedAt,
       attachmentUrl: this.deps.attachmentUrl,
