@@ -89,8 +89,11 @@ const SAMPLES: Sample[] = [
   { key: 'S11', from: 'ravi@patra.test', to: 'billing@search.test', subject: 'हिन्दी पत्र', body: 'Große ﬁle ＡＢＣ１' },
 ];
 
-/** A word of 2,048 bytes: FTS5 indexes it, PostgreSQL's vectors cannot hold it (see fitsPostgresIndex). */
-const LONG_WORD = 'w'.repeat(2048);
+/**
+ * A word of 2,100 bytes in 700 characters (a search has at most 1,000): FTS5 indexes it, PostgreSQL's vectors cannot
+ * hold it (see fitsPostgresIndex).
+ */
+const LONG_WORD = '语'.repeat(700);
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
@@ -225,6 +228,26 @@ describe('search table (identical on SQLite and PostgreSQL)', () => {
       assert.equal(response.body.pagination.total, expected.length);
     });
   }
+});
+
+describe('a search has at most 1,000 characters and 50 terms', () => {
+  test('50 terms of every kind within 1,000 characters are searched; one more term or character is a 400', async () => {
+    const kinds = ['word', '-"two words"', 'from:x@y.test', '-subject:never', 'is:unread'];
+    const terms = Array.from({ length: 50 }, (_, index) => kinds[index % kinds.length]);
+    const fifty = terms.join(' ');
+    assert.ok(fifty.length <= 1_000);
+    const list = (search: string) => api.get(`/api/v2/mail?search=${encodeURIComponent(search)}`);
+    const searched = await list(fifty);
+    assert.deepEqual([searched.status, searched.body.pagination.total], [200, 0]);
+    const tooMany = await list(`${fifty} word`);
+    assert.deepEqual([tooMany.status, tooMany.body], [400, { error: 'search must have at most 50 terms' }]);
+    const tooLong = 'x'.repeat(1_001);
+    const refused = { error: 'search must be at most 1,000 characters' };
+    assert.deepEqual([(await list(tooLong)).status, (await list(tooLong)).body], [400, refused]);
+    // An erase's filter comes in the body, which no URL limit bounds.
+    const erase = await api.post('/api/v2/mail/erase', { search: 'word '.repeat(10_000), dryRun: true });
+    assert.deepEqual([erase.status, erase.body], [400, refused]);
+  });
 });
 
 describe('the search reads the index', () => {
