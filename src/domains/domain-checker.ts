@@ -57,7 +57,8 @@ export class DomainChecker {
 
   /**
    * Checks the records as the MX host configured now asks for them: a record that named an earlier MX_HOST is
-   * rewritten, and the verification token stays.
+   * rewritten, and the verification token stays. Undefined when the domain was deleted while DNS answered (which
+   * can take seconds).
    */
   async check(row: DomainsTable) {
     const records = (await this.records(row.id)).map((record) => ({
@@ -93,8 +94,7 @@ export class DomainChecker {
           .where('id', '=', record.id)
           .execute();
       }
-      if (status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
-      return trx
+      const domain = await trx
         .updateTable('domains')
         .set({
           status,
@@ -106,8 +106,11 @@ export class DomainChecker {
         })
         .where('id', '=', row.id)
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
+      if (domain && status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
+      return domain;
     });
+    if (!updated) return undefined;
     if (updated.status !== row.status) this.statusChanged(row, row.status, updated.status);
     const verificationCheck: VerificationCheck = {
       dnsRecords: checkedRecords.map((record) => ({

@@ -65,8 +65,9 @@ export class DomainHealth {
     for (let claim = 0; claim < MAX_CLAIMS; claim++) {
       const rows = await this.#claim(intervalMs);
       for (const row of rows) {
-        const { records } = await this.#checker.check(row);
-        const required = records.filter((record) => record.isRequired);
+        const checked = await this.#checker.check(row);
+        if (!checked) continue;
+        const required = checked.records.filter((record) => record.isRequired);
         rechecks.push({
           accountId: row.account_id,
           domainId: row.id,

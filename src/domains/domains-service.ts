@@ -55,12 +55,14 @@ export class DomainsService {
     ]);
     const domains = await Promise.all(
       rows.map(async (row) => {
-        if (!query.check) return { domain: await this.detail(row) };
+        if (!query.check) return [{ domain: await this.detail(row) }];
         const checked = await this.checker.check(row);
-        return { domain: await this.detail(checked.row), verificationCheck: checked.verificationCheck };
+        // Deleted while DNS answered: no longer the account's to list.
+        if (!checked) return [];
+        return [{ domain: await this.detail(checked.row), verificationCheck: checked.verificationCheck }];
       }),
     );
-    return { domains, total: Number(count.n) };
+    return { domains: domains.flat(), total: Number(count.n) };
   }
 
   /** Account-wide counts for the v2 list's `meta`. */
@@ -180,6 +182,7 @@ export class DomainsService {
       throw error;
     }
     const checked = await this.checker.check(row);
+    if (!checked) throw new NotFound('Domain not found');
     return {
       domain: toDomain(checked.row, parent?.domain ?? null),
       records: checked.records,
@@ -196,6 +199,7 @@ export class DomainsService {
     let records: DnsRecord[];
     if (options.check) {
       const checked = await this.checker.check(row);
+      if (!checked) throw new NotFound('Domain not found');
       row = checked.row;
       records = checked.records;
       verificationCheck = checked.verificationCheck;
@@ -291,7 +295,9 @@ export class DomainsService {
     let verified = 0;
     let failed = 0;
     for (const row of rows) {
-      const { row: after } = await this.checker.check(row);
+      const checked = await this.checker.check(row);
+      if (!checked) continue;
+      const after = checked.row;
       if (after.status === 'verified') verified++;
       else if (after.created_at < giveUpBefore) {
         await this.checker.giveUp(after);

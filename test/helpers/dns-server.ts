@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import dns2 from 'dns2';
 import { freePort } from './ports.ts';
 
@@ -23,17 +24,20 @@ const TYPE_CODES: Record<ZoneRecord['type'], number> = {
 /**
  * A real DNS server on loopback (UDP and TCP on one port) answering from an in-memory zone the test edits.
  * Names not in the zone answer NXDOMAIN; a known name without records of the asked type answers empty; a name set
- * failing answers SERVFAIL.
+ * failing answers SERVFAIL; a name set slow answers after its delay.
  */
 export async function startDnsServer() {
   const zone = new Map<string, ZoneRecord[] | 'servfail'>();
+  const delays = new Map<string, number>();
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
   const server = dns2.createServer({
     udp: true,
     tcp: true,
-    handle(request, send) {
+    async handle(request, send) {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
+      const delay = question ? delays.get(key(question.name)) : undefined;
+      if (delay) await sleep(delay);
       const records = question ? zone.get(key(question.name)) : undefined;
       if (!question || !records) {
         (response.header as { rcode: number }).rcode = 3;
@@ -71,11 +75,16 @@ export async function startDnsServer() {
     fail(name: string) {
       zone.set(key(name), 'servfail');
     },
+    /** Answers every question about `name` only after `ms` (0: at once again). */
+    slow(name: string, ms: number) {
+      delays.set(key(name), ms);
+    },
     remove(name: string) {
       zone.delete(key(name));
     },
     clear() {
       zone.clear();
+      delays.clear();
     },
     close: () => server.close(),
   };
