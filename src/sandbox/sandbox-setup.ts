@@ -74,8 +74,7 @@ export async function setUpSandbox(
     await endpoints.update(accountId, endpoint.id, { isActive: false });
   }
 
-  const { items: existing } = await addresses.list(accountId, { limit: PAGE, offset: 0, domainId: domain.id });
-  const inbox = existing.find((address) => address.address === SANDBOX_ADDRESS);
+  const inbox = await findInbox(addresses, accountId, domain.id);
   if (!inbox) await addresses.create(accountId, { address: SANDBOX_ADDRESS, domainId: domain.id });
   else if (!inbox.isActive) await addresses.update(accountId, inbox.id, { isActive: true });
   return { key, address: SANDBOX_ADDRESS, domainId: domain.id, catchAll: created || domain.isCatchAllEnabled };
@@ -86,6 +85,16 @@ async function findDomain(domains: DomainsService, accountId: string): Promise<D
     const page = await domains.list(accountId, { limit: PAGE, offset });
     const found = page.domains.find(({ domain }) => domain.domain === SANDBOX_DOMAIN);
     if (found) return found.domain;
+    if (offset + PAGE >= page.total) return undefined;
+  }
+}
+
+/** The sandbox address among the domain's addresses, however many the user added (newest are listed first). */
+async function findInbox(addresses: EmailAddressesService, accountId: string, domainId: string) {
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await addresses.list(accountId, { limit: PAGE, offset, domainId });
+    const found = page.items.find(({ address }) => address === SANDBOX_ADDRESS);
+    if (found) return found;
     if (offset + PAGE >= page.total) return undefined;
   }
 }

@@ -130,6 +130,42 @@ test('mailroom dev: a rerun on the same folder keeps the domain, address and mai
   }
 });
 
+test('mailroom dev: a rerun finds the sandbox address past the first 100 addresses and switches it back on', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
+  try {
+    const first = await startDev(folder);
+    const before = printed(first.stdout());
+    const api = apiClient(before.http, before.key);
+    const [domain] = (await api.get('/api/v2/domains')).body.data;
+    const inbox = (await api.get('/api/v2/email-addresses')).body.data[0];
+    assert.equal(inbox.address, 'inbox@mailroom.test');
+    assert.equal((await api.put(`/api/v2/email-addresses/${inbox.id}`, { isActive: false })).status, 200);
+    // Newer addresses come first in a list: these push the sandbox address off its first page.
+    for (let i = 0; i < 100; i++) {
+      const created = await api.post('/api/v2/email-addresses', {
+        address: `user${i}@mailroom.test`,
+        domainId: domain.id,
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+    }
+    assert.equal(await first.stop(), 0);
+
+    const second = await startDev(folder);
+    try {
+      const after = printed(second.stdout());
+      const reread = await apiClient(after.http, after.key).get(`/api/v2/email-addresses/${inbox.id}`);
+      assert.equal(reread.body.isActive, true);
+      assert.equal((await sendMail({ host: after.host, port: after.port, to: after.to, subject: 'Back' })).ok, true);
+      await findMail(after.http, after.key, 'Back');
+      assert.equal(await second.stop(), 0);
+    } finally {
+      second.child.kill('SIGKILL');
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
 test('mailroom dev: DATABASE_URL is refused with a message and exit code 1', async () => {
   const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
   try {
