@@ -238,6 +238,13 @@ export class EmailAddressesService {
 
   async remove(accountId: string, id: string): Promise<{ address: string; domain: string }> {
     const row = await this.ownedRow(accountId, id);
+    // A hold lives on its row: deleting the row would let the mail it keeps expire by a broader period.
+    if (fromFlag(row.legal_hold ?? 0)) {
+      throw new Conflict(
+        `Cannot delete ${row.address}: it is under a legal hold, which keeps its mail. Lift the hold first.`,
+        { code: 'LEGAL_HOLD' },
+      );
+    }
     await this.db.deleteFrom('email_addresses').where('id', '=', row.id).execute();
     return { address: row.address, domain: row.domain_name };
   }

@@ -274,6 +274,21 @@ export class DomainsService {
       );
     }
     return this.db.transaction().execute(async (trx) => {
+      // A hold lives on its row: deleting the row would let the mail it keeps expire by the account's period.
+      const held = await trx
+        .selectFrom('email_addresses')
+        .select('address')
+        .where('domain_id', '=', row.id)
+        .where('legal_hold', '=', 1)
+        .orderBy('address')
+        .executeTakeFirst();
+      if (fromFlag(row.legal_hold ?? 0) || held) {
+        const what = held ? `its address ${held.address} is` : 'it is';
+        throw new Conflict(
+          `Cannot delete ${row.domain}: ${what} under a legal hold, which keeps its mail. Lift the hold first.`,
+          { code: 'LEGAL_HOLD' },
+        );
+      }
       const addresses = await trx.deleteFrom('email_addresses').where('domain_id', '=', row.id).executeTakeFirst();
       const records = await trx.deleteFrom('dns_records').where('domain_id', '=', row.id).executeTakeFirst();
       await trx.deleteFrom('domains').where('id', '=', row.id).execute();

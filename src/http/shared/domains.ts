@@ -183,7 +183,8 @@ export function deleteDomain(app: Api, { tags, domains }: DomainRouteOptions) {
       schema: {
         tags,
         summary: 'Delete a domain',
-        description: 'Deletes its addresses and DNS records. A domain with dependent subdomains cannot be deleted.',
+        description:
+          'Deletes its addresses and DNS records. A domain with dependent subdomains, or under legal hold (itself or one of its addresses), cannot be deleted.',
         params: IdParams,
         response: {
           200: Type.Object({

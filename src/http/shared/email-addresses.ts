@@ -108,7 +108,7 @@ export function deleteEmailAddress(app: Api, { tags, addresses }: EmailAddressRo
         tags,
         summary: 'Delete an email address',
         params: IdParams,
-        response: { 200: AddressDeletedSchema, ...errorResponses },
+        response: { 200: AddressDeletedSchema, 409: ErrorBody, ...errorResponses },
       },
     },
     async (request) => {
