@@ -19,8 +19,25 @@ export function contentDisposition(filename: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
-/** A media type as RFC 9110 spells it (`type/subtype`, both tokens); parameters are not stored with it. */
-const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * A media type as RFC 9110 spells it (`type/subtype`, both tokens), each name at most 127 characters (RFC 6838);
+ * parameters are not stored with it.
+ */
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,127}\/[!#$%&'*+.^_`|~0-9A-Za-z-]{1,127}$/;
+
+/**
+ * The longest file name served, in characters. Content-Disposition carries it twice, once percent-encoded, and Node's
+ * fetch refuses a response whose headers pass 16 KB: a sender's longer name would make the part impossible to get.
+ */
+const MAX_FILENAME_CHARACTERS = 255;
+
+/** The name cut to MAX_FILENAME_CHARACTERS, keeping its extension. */
+function servedFilename(filename: string): string {
+  const characters = Array.from(filename);
+  if (characters.length <= MAX_FILENAME_CHARACTERS) return filename;
+  const extension = /\.[^.]{1,16}$/.exec(filename)?.[0] ?? '';
+  return characters.slice(0, MAX_FILENAME_CHARACTERS - Array.from(extension).length).join('') + extension;
+}
 
 function sendAttachment(reply: FastifyReply, found: { attachment: AttachmentInfo; index: number; stream: unknown }) {
   const { attachment, index } = found;
@@ -33,7 +50,7 @@ function sendAttachment(reply: FastifyReply, found: { attachment: AttachmentInfo
     )
     .header('x-content-type-options', 'nosniff')
     .header('content-length', attachment.size)
-    .header('content-disposition', contentDisposition(attachment.filename || `attachment-${index + 1}`))
+    .header('content-disposition', contentDisposition(servedFilename(attachment.filename || `attachment-${index + 1}`)))
     .header('cache-control', 'private, max-age=3600')
     .send(found.stream);
 }
