@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { bootstrapAccess } from './accounts/index.ts';
 import { type App, createApp, ListenError, VERSION } from './app.ts';
 import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
-import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
+import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, type SandboxDns, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
 
 /** How far V8 lets the old generation grow past what the last full GC kept, in percent (see startApp). */
 const OLD_GENERATION_GROWTH_PERCENT = 25;
@@ -163,7 +163,14 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     smtpPort: started.smtpPort,
     httpUrl: `http://${reachableHost(config.http.host)}:${httpPort}`,
   };
-  const lines = [...banner(app, bound), ...(await ready(app, bound))];
+  let lines: string[];
+  try {
+    lines = [...banner(app, bound), ...(await ready(app, bound))];
+  } catch (error) {
+    // Left listening, the server would look started without ever saying how to use it; the caller says why.
+    await app.close();
+    throw error;
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -192,6 +199,15 @@ export async function serve(): Promise<void> {
 export async function serveSandbox(): Promise<void> {
   const dns = await startSandboxDns(SANDBOX_DOMAIN);
   const config = configOrFail(() => loadSandboxConfig({ dnsServer: dns.address, mxHost: SANDBOX_MX_HOST }));
+  try {
+    await startSandbox(config, dns);
+  } catch (error) {
+    await dns.close();
+    throw error;
+  }
+}
+
+async function startSandbox(config: Readonly<Config>, dns: SandboxDns): Promise<void> {
   await startApp(config, async (app, bound) => {
     const sandbox = await setUpSandbox(app, dns, config.bootstrapApiKey);
     const smtp = `${reachableHost(config.smtp.host)}:${bound.smtpPort}`;

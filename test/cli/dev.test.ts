@@ -166,6 +166,28 @@ test('mailroom dev: a rerun finds the sandbox address past the first 100 address
   }
 });
 
+test('mailroom dev: a set-up that fails (a MAILROOM_API_KEY of another account) exits 1 with the reason', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
+  try {
+    const first = await startDev(folder);
+    assert.equal(await first.stop(), 0);
+    const created = await runScript(
+      'bin/mailroom.mjs',
+      ['keys', 'create', '--account', 'other'],
+      { ...USER_ENV, DATA_DIR: '.mailroom-dev' },
+      folder,
+    );
+    assert.equal(created.code, 0, created.stderr);
+    // Not a server left listening without a key printed: the process ends with the reason.
+    await assert.rejects(
+      startDev(folder, { ...USER_ENV, MAILROOM_API_KEY: created.stdout.trim() }),
+      /^Error: server exited with 1 before listening:\n[\s\S]*\nThat API key already belongs to another account\n$/,
+    );
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
 test('mailroom dev: DATABASE_URL is refused with a message and exit code 1', async () => {
   const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
   try {
