@@ -90,3 +90,12 @@ test('GET /attachments/{emailId}/parts/{index}: HTML is served as a download the
     `attachment; filename="page.html"; filename*=UTF-8''page.html`,
   );
 });
+
+test('GET /api/v2/mail/{id}/raw: the raw message is served as message/rfc822 the browser may not sniff', async () => {
+  const response = await fetch(`${world.server.baseUrl}/api/v2/mail/${emailId}/raw`, {
+    headers: { authorization: `Bearer ${world.server.apiKey}` },
+  });
+  assert.match(await response.text(), /\r\nSubject: Hostile names\r\n/);
+  assert.equal(response.headers.get('content-type'), 'message/rfc822');
+  assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+});

@@ -216,7 +216,12 @@ export function rawMail(app: Api, { tags, mail }: MailRouteOptions) {
     },
     async (request, reply) => {
       const { stream, size } = await mail.openRaw(request.account.id, request.params.id);
-      return reply.type('message/rfc822').header('content-length', size).send(stream);
+      // The sender wrote every byte of it: nosniff keeps a browser from reading it as anything but message/rfc822.
+      return reply
+        .type('message/rfc822')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-length', size)
+        .send(stream);
     },
   );
 }
