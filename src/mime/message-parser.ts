@@ -250,7 +250,26 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
     parsed.references = messageIds(get('references'));
     parsed.priority = typeof get('priority') === 'string' ? (get('priority') as string) : null;
   }
-  return parsed;
+  return withoutNul(parsed);
+}
+
+/**
+ * PostgreSQL's text cannot hold U+0000, which a message can carry in any decoded field (a raw NUL byte, `=00`, an
+ * encoded word): a row with one is refused, and its message would be answered 451 on every retry. Each becomes
+ * U+FFFD, on SQLite alike, so that both store the same text; the raw message keeps the original bytes. Objects and
+ * arrays are cleaned in place, so that nothing holding one (an attachment's size count) is left with a stale copy.
+ */
+function withoutNul<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const fields = value as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    const clean = withoutNul(key);
+    const field = withoutNul(fields[key]);
+    if (clean !== key) delete fields[key];
+    fields[clean] = field;
+  }
+  return value;
 }
 
 /**
