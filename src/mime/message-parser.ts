@@ -137,12 +137,19 @@ function decodedHeaders(lines: HeaderLines, decode: (value: string) => string): 
 }
 
 /**
+ * An id cannot be folded, so one longer than a header line may be (RFC 5322 §2.1.1) is not one. Left out, it also
+ * stays clear of PostgreSQL's limit on an index entry (some 2,700 bytes), which would refuse the row.
+ */
+const MAX_MESSAGE_ID_BYTES = 998;
+
+/**
  * The `<id>`s of a Message-ID, In-Reply-To or References value, without comments and phrases around them (MailParser
  * wraps a whole value that lacks them in `<` and `>`). A value with none is split on whitespace.
  */
 function messageIds(value: unknown): string[] {
   const text = Array.isArray(value) ? value.join(' ') : typeof value === 'string' ? value : '';
-  return text.match(/<[^<>\s]+>/g) ?? text.split(/\s+/).filter(Boolean);
+  const ids = text.match(/<[^<>\s]+>/g) ?? text.split(/\s+/).filter(Boolean);
+  return ids.filter((id) => id.length <= MAX_MESSAGE_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_MESSAGE_ID_BYTES);
 }
 
 /** An attachment's type; an empty Content-Type (which MailParser reports as false) reads as a missing one. */

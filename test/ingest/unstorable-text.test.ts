@@ -44,3 +44,23 @@ test('SMTP DATA: NUL characters in the subject, a name, a header and the body ar
     { subject: 'a\ufffdb', fromName: 'Ann\ufffdLee', text: 'one\ufffdtwo\ufffdthree\n', odd: 'c\ufffdd' },
   );
 });
+
+test('SMTP DATA: a Message-ID longer than a header line may be is stored as none, not refused with 451', async () => {
+  // PostgreSQL refuses an index entry past some 2,700 bytes, and message_id is indexed.
+  const long = `<${'x'.repeat(1000)}@sender.test>`;
+  const row = await send(
+    `Subject: long ids\r\nMessage-ID: ${long}\r\nIn-Reply-To: ${long}\r\n` +
+      `References: <first@sender.test> ${long}\r\n\r\nbody\r\n`,
+  );
+  assert.deepEqual(
+    { messageId: row.message_id, inReplyTo: row.in_reply_to, references: JSON.parse(row.references_json ?? 'null') },
+    { messageId: null, inReplyTo: null, references: ['<first@sender.test>'] },
+  );
+});
+
+test('SMTP DATA: a Message-ID of 998 bytes, the longest a line holds, is kept', async () => {
+  const id = `<${'y'.repeat(984)}@sender.test>`;
+  assert.equal(id.length, 998);
+  const row = await send(`Subject: longest id\r\nMessage-ID: ${id}\r\n\r\nbody\r\n`);
+  assert.equal(row.message_id, id);
+});
