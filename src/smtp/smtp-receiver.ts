@@ -12,6 +12,7 @@ export type SmtpRefusalReason =
   | 'rate_limited'
   | 'too_many_connections'
   | 'too_slow'
+  | 'too_many_refusals'
   | 'temporary_failure';
 
 /** What the SMTP edge reports as it answers (app.ts hands it the metrics' recorder). */
@@ -53,6 +54,12 @@ function smtpError(code: number, text: string): Error {
 const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
 const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
 const TOO_SLOW = '4.4.2 Data arriving too slowly, closing connection';
+const TOO_MANY_REFUSALS = '4.7.0 Too many refused recipients, closing connection';
+/**
+ * Recipients one connection may have refused before it is closed (Postfix's smtpd_hard_error_limit): without a
+ * limit one connection could try thousands of addresses a second, to learn which exist, at a cost to everyone else.
+ */
+const MAX_REFUSED_RECIPIENTS = 20;
 const TOO_MANY_MESSAGES = (seconds: number) =>
   smtpError(451, `4.7.1 Too many messages from your address, try again in ${seconds} seconds`);
 
@@ -141,6 +148,8 @@ class EnhancedCodeServer extends SMTPServer {
  */
 export function createSmtpReceiver(options: SmtpReceiverOptions) {
   const routes = new WeakMap<SMTPServerAddress, AcceptedRoute>();
+  /** Recipients refused so far, per session (a connection keeps its session object through its transactions). */
+  const refusedRecipients = new WeakMap<SMTPServerSession, number>();
   const { logger, observer } = options;
 
   async function decideRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
@@ -292,11 +301,23 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       callback(TOO_MANY_MESSAGES(answer.retryAfterSeconds));
     },
     onRcptTo(address, session, callback) {
-      decideRecipient(address, session).then(callback, (error) => {
-        logger.error({ err: error, recipient: address.address }, 'routing failed');
-        observer?.refused('temporary_failure');
-        callback(TEMPORARY_FAILURE());
-      });
+      decideRecipient(address, session).then(
+        (refusal) => {
+          callback(refusal);
+          if (!refusal) return;
+          const refused = (refusedRecipients.get(session) ?? 0) + 1;
+          refusedRecipients.set(session, refused);
+          if (refused < MAX_REFUSED_RECIPIENTS) return;
+          logger.info({ session: session.id, clientIp: session.remoteAddress }, 'smtp too many refused recipients');
+          observer?.refused('too_many_refusals');
+          server.cut(session.id, TOO_MANY_REFUSALS);
+        },
+        (error) => {
+          logger.error({ err: error, recipient: address.address }, 'routing failed');
+          observer?.refused('temporary_failure');
+          callback(TEMPORARY_FAILURE());
+        },
+      );
     },
     onData: receive,
   });

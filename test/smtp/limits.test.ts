@@ -166,3 +166,39 @@ test('SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: a message sent over several windows a
     await close();
   }
 });
+
+test('RCPT: the 20th recipient a connection has refused is followed by 421 4.7.0 and a close, so addresses cannot be tried by the thousand', async () => {
+  const dns = await startDnsServer();
+  const server = await startReceivingApp(dns, 'inbox@harvest.test');
+  try {
+    const client = await openSmtpConversation(server.smtpPort);
+    assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+    assert.equal(await client.command('MAIL FROM:<a@sender.test>'), '250 2.1.0 Accepted');
+    // Refusals count for the whole connection, across transactions, and accepted recipients do not reset them.
+    for (let i = 1; i <= 10; i++)
+      assert.match(await client.command(`RCPT TO:<guess${i}@harvest.test>`), /^550 5\.1\.1 /);
+    assert.equal(await client.command('RSET'), '250 2.0.0 Flushed');
+    assert.equal(await client.command('MAIL FROM:<a@sender.test>'), '250 2.1.0 Accepted');
+    for (let i = 11; i <= 18; i++)
+      assert.match(await client.command(`RCPT TO:<guess${i}@harvest.test>`), /^550 5\.1\.1 /);
+    assert.equal(await client.command('RCPT TO:<victim@elsewhere.test>'), '550 5.7.1 Relaying denied');
+    assert.equal(await client.command('RCPT TO:<inbox@harvest.test>'), '250 2.1.5 Accepted');
+    assert.equal(
+      await client.command('RCPT TO:<guess20@harvest.test>'),
+      '550 5.1.1 <guess20@harvest.test>: Recipient address rejected: User unknown',
+    );
+    assert.equal(await client.reply(), '421 4.7.0 Too many refused recipients, closing connection');
+    await client.closed;
+
+    // Another connection starts with no refusals.
+    const next = await openSmtpConversation(server.smtpPort);
+    assert.match(await next.command('EHLO client.test'), /^250[- ]/);
+    assert.equal(await next.command('MAIL FROM:<a@sender.test>'), '250 2.1.0 Accepted');
+    assert.match(await next.command('RCPT TO:<guess1@harvest.test>'), /^550 5\.1\.1 /);
+    assert.equal(await next.command('RCPT TO:<inbox@harvest.test>'), '250 2.1.5 Accepted');
+    assert.match(await next.quit(), /^221 /);
+  } finally {
+    await server.close();
+    await dns.close();
+  }
+});
