@@ -1,12 +1,15 @@
 import { firstCharacters } from '../core/index.ts';
-import { SEARCH_BODY_CHARS, searchWords } from './search-words.ts';
+import { SEARCH_FIELD_CHARS, searchWords } from './search-words.ts';
 
-/** The fields of the index (see migration 0005) that every recipient's row of a message shares, each as one text. */
+/**
+ * The fields of the index (see migration 0005) that every recipient's row of a message shares, each as one text, of
+ * which the first SEARCH_FIELD_CHARS characters are indexed.
+ */
 export interface SharedSearchFields {
   subject: string;
   /** `from_name from_address` */
   sender: string;
-  /** The text body; its first SEARCH_BODY_CHARS characters are indexed. */
+  /** The text body. */
   body: string;
 }
 
@@ -104,7 +107,9 @@ function vectorText(vector: Vector): string {
  * with the To, Cc and Bcc header texts.
  */
 export function postgresSearchVectors(fields: SharedSearchFields): (recipients: string) => string {
-  const subjectAndSender = concat(fieldVector(fields.subject, 'A'), fieldVector(fields.sender, 'B'));
-  const body = fieldVector(firstCharacters(fields.body, SEARCH_BODY_CHARS), 'D');
-  return (recipients) => vectorText(concat(concat(subjectAndSender, fieldVector(recipients, 'C')), body));
+  const indexed = (text: string, weight: 'A' | 'B' | 'C' | 'D') =>
+    fieldVector(firstCharacters(text, SEARCH_FIELD_CHARS), weight);
+  const subjectAndSender = concat(indexed(fields.subject, 'A'), indexed(fields.sender, 'B'));
+  const body = indexed(fields.body, 'D');
+  return (recipients) => vectorText(concat(concat(subjectAndSender, indexed(recipients, 'C')), body));
 }

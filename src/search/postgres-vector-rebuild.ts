@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { postgresSearchVectors } from './postgres-search-vectors.ts';
-import { SEARCH_BODY_CHARS, WORD_RULE_VERSION } from './search-words.ts';
+import { SEARCH_FIELD_CHARS, WORD_RULE_VERSION } from './search-words.ts';
 
 /** Emails read and written again in one statement each. */
 const BATCH_EMAILS = 500;
@@ -60,11 +60,11 @@ async function rebuild(db: Db, logger: Logger, stopping: () => boolean): Promise
             coalesce(from_name, '') || ' ' || coalesce(from_address, '') AS sender,
             recipient || ' ' || coalesce(to_json::json ->> 'text', '') || ' ' || coalesce(cc_json::json ->> 'text', '')
               || ' ' || coalesce(bcc_json::json ->> 'text', '') AS recipients,
-            left(coalesce(text_body, ''), ${SEARCH_BODY_CHARS}) AS body
+            left(coalesce(text_body, ''), ${SEARCH_FIELD_CHARS}) AS body
           FROM emails
           WHERE id > ${after} AND (coalesce(subject, '') || coalesce(from_name, '') || coalesce(from_address, '')
             || recipient || coalesce(to_json, '') || coalesce(cc_json, '') || coalesce(bcc_json, '')
-            || left(coalesce(text_body, ''), ${SEARCH_BODY_CHARS})) ~ '[^\\x01-\\x7f]'
+            || left(coalesce(text_body, ''), ${SEARCH_FIELD_CHARS})) ~ '[^\\x01-\\x7f]'
           ORDER BY id LIMIT ${BATCH_EMAILS}`.execute(connection);
         if (rows.length === 0) {
           await sql`UPDATE search_word_rule SET version = ${WORD_RULE_VERSION}`.execute(connection);

@@ -33,5 +33,9 @@ export function searchText(text: string): string {
   return folded(text).replace(SEPARATORS, ' ');
 }
 
-/** How much of a text body either database's index holds, in characters (as in migration 0005). */
-export const SEARCH_BODY_CHARS = 20_000;
+/**
+ * How much of each indexed field (the subject, the sender, the recipients, the text body) either database's index
+ * holds, in characters (as migration 0005 had it for the body). A hostile message's subject or To can be megabytes,
+ * and PostgreSQL refuses a vector past 1 MB, which would refuse the message with it.
+ */
+export const SEARCH_FIELD_CHARS = 20_000;

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type Kysely, sql } from 'kysely';
 import type { Database, SqliteConfig } from '../db/index.ts';
-import { SEARCH_BODY_CHARS, searchText, WORD_RULE_VERSION } from './search-words.ts';
+import { SEARCH_FIELD_CHARS, searchText, WORD_RULE_VERSION } from './search-words.ts';
 
 /**
  * SQLite's search index (FTS5) lives in a database file of its own, next to the main one, attached to the
@@ -76,13 +76,16 @@ export function attachSearchDatabase(database: DatabaseSync, { file, synchronous
 const jsonText = (column: string) =>
   `coalesce(CASE WHEN json_valid(e.${column}) THEN json_extract(e.${column}, '$.text') END, '')`;
 
+/** The words of a field's first SEARCH_FIELD_CHARS characters. */
+const indexed = (text: string) => `search_text(substr(${text}, 1, ${SEARCH_FIELD_CHARS}))`;
+
 const INDEX_ROWS = sql.raw(`
   INSERT INTO search.emails_fts (rowid, subject, sender, recipients, body)
   SELECT e.rowid,
-    search_text(e.subject),
-    search_text(coalesce(e.from_name, '') || ' ' || coalesce(e.from_address, '')),
-    search_text(e.recipient || ' ' || ${jsonText('to_json')} || ' ' || ${jsonText('cc_json')} || ' ' || ${jsonText('bcc_json')}),
-    search_text(CASE WHEN octet_length(e.text_body) > ${SEARCH_BODY_CHARS} THEN substr(e.text_body, 1, ${SEARCH_BODY_CHARS}) ELSE e.text_body END)
+    ${indexed('e.subject')},
+    ${indexed(`coalesce(e.from_name, '') || ' ' || coalesce(e.from_address, '')`)},
+    ${indexed(`e.recipient || ' ' || ${jsonText('to_json')} || ' ' || ${jsonText('cc_json')} || ' ' || ${jsonText('bcc_json')}`)},
+    ${indexed('e.text_body')}
   FROM main.emails AS e WHERE e.rowid IN`);
 
 /** The last queue entry the search file records as applied (NOT_BUILT for a file not built yet). */
