@@ -46,6 +46,19 @@ function headerValues(headers: StoredEmail['headers'], name: string): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
+/**
+ * How many times a message already passed through Mailroom: the largest whole number among its hops headers. Only
+ * Mailroom writes them; any other value (a sender's negative or fraction) counts as none, so that it cannot buy a
+ * forwarding loop more rounds than the limit.
+ */
+function hopsOf(email: ForwardEmail): number {
+  const counts = headerValues(email.headers, HOPS_HEADER.toLowerCase())
+    .map((value) => value.trim())
+    .filter((value) => /^\d+$/.test(value))
+    .map(Number);
+  return Math.max(0, ...counts);
+}
+
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
@@ -79,7 +92,7 @@ export function createForwarder(options: ForwarderOptions) {
   }
 
   async function buildMessage(email: ForwardEmail, target: ForwardTarget): Promise<Mail.Options> {
-    const hops = Number(headerValues(email.headers, HOPS_HEADER.toLowerCase())[0] ?? 0) || 0;
+    const hops = hopsOf(email);
     const receivingDomain = domainOf(email.recipient);
     const originalName = email.fromName || email.fromAddress || 'Unknown sender';
     const prefix = target.subjectPrefix ? `${target.subjectPrefix.replace(/\s+$/, '')} ` : '';
@@ -120,7 +133,7 @@ export function createForwarder(options: ForwarderOptions) {
   }
 
   function hopRefusal(email: ForwardEmail): string | undefined {
-    const hops = Number(headerValues(email.headers, HOPS_HEADER.toLowerCase())[0] ?? 0) || 0;
+    const hops = hopsOf(email);
     if (hops >= MAX_FORWARD_HOPS)
       return `FORWARDING_HOP_LIMIT: the message already passed through Mailroom ${hops} times`;
     if (headerValues(email.headers, 'received').length >= MAX_RECEIVED_HEADERS) {
