@@ -146,10 +146,7 @@ export class JobRunner {
   ): Promise<[AttemptRecord, AttemptResult]> {
     const startedAt = this.deps.now();
     const started = performance.now();
-    const previous = job.attempts > 0 ? await this.deps.store.lastRecipients(job.id) : null;
-    const alreadySent = new Set(
-      (previous ?? []).filter((r) => r.status === 'sent' || r.status === 'skipped').map((r) => r.address.toLowerCase()),
-    );
+    const alreadySent = new Set(job.attempts > 0 ? await this.deps.store.recipientsReached(job.id) : []);
     let forwarded: Awaited<ReturnType<Forwarder['forward']>>;
     try {
       forwarded = await this.deps.forwarder.forward(email, target, alreadySent);

@@ -4,6 +4,7 @@ import {
   type Database,
   type Db,
   type DeliveriesTable,
+  fromFlag,
   GroupCommitter,
   lockWaitingSession,
   type Session,
@@ -263,16 +264,22 @@ export class OutboxStore {
     return { depth: Number(row.depth), oldestQueuedAt: row.oldest ? new Date(row.oldest) : null };
   }
 
-  /** The recipient outcomes of the job's latest attempt, so a group retry skips those already sent. */
-  async lastRecipients(deliveryId: string): Promise<AttemptRecord['recipients']> {
+  /**
+   * The forward recipients the job's latest attempt reached (sent, or skipped as sent before), lower-cased, so a
+   * retry skips them. None when that attempt succeeded: a finished job runs again only when resent, to everyone.
+   */
+  async recipientsReached(deliveryId: string): Promise<string[]> {
     const row = await this.db
       .selectFrom('delivery_attempts')
-      .select('recipients')
+      .select(['recipients', 'success'])
       .where('delivery_id', '=', deliveryId)
       .orderBy('attempt', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return row?.recipients ? JSON.parse(row.recipients) : null;
+    if (!row?.recipients || fromFlag(row.success)) return [];
+    return (JSON.parse(row.recipients) as NonNullable<AttemptRecord['recipients']>)
+      .filter((recipient) => recipient.status === 'sent' || recipient.status === 'skipped')
+      .map((recipient) => recipient.address.toLowerCase());
   }
 }
 

@@ -204,6 +204,21 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
     assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), members);
   });
 
+  test('POST /emails/{id}/resend sends a forward that succeeded to every member again, not "skipped"', async () => {
+    const members = ['r1@team.test', 'r2@team.test'];
+    const { address, endpoint } = await forwardingAddress('email_group', { emails: members });
+    const emailId = await deliver(address);
+    assert.equal((await waitForDelivery(api, emailId)).status, 'success');
+    const resent = await api.post(`/api/v2/emails/${emailId}/resend`, { endpointId: endpoint.id });
+    assert.equal(resent.status, 200, JSON.stringify(resent.body));
+    const delivery = await waitForDelivery(api, emailId, (d) => d.attempts === 2 && d.status === 'success');
+    assert.deepEqual(
+      delivery.attemptLog[1]!.recipients!.map((r) => [r.address, r.status]),
+      members.map((member) => [member, 'sent']),
+    );
+    assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), [...members, ...members].sort());
+  });
+
   test('a permanent refusal (550) fails the delivery without retrying', async () => {
     const { address } = await forwardingAddress('email', { forwardTo: 'nobody@elsewhere.test' });
     sink.refuse('nobody@elsewhere.test', 550, 5);
