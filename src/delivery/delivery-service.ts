@@ -277,7 +277,14 @@ export class DeliveryService {
     }
     const started = performance.now();
     const result = await this.forwarder.forward(
-      { ...forwarded, fromAddress: 'test@example.com', fromName: 'Mailroom Test', rawBlobKey: '', attachments: [] },
+      {
+        ...forwarded,
+        fromAddress: 'test@example.com',
+        fromName: 'Mailroom Test',
+        mailFrom: 'test@example.com',
+        rawBlobKey: '',
+        attachments: [],
+      },
       target,
       new Set(),
     );

@@ -16,7 +16,7 @@ export const MAX_FORWARD_HOPS = 5;
 /** RFC 5321 loop detection: a message with this many Received headers is refused whatever carried it. */
 const MAX_RECEIVED_HEADERS = 50;
 
-export type ForwardEmail = PayloadEmail & Pick<StoredEmail, 'fromAddress' | 'fromName' | 'rawBlobKey'>;
+export type ForwardEmail = PayloadEmail & Pick<StoredEmail, 'fromAddress' | 'fromName' | 'mailFrom' | 'rawBlobKey'>;
 
 export type RecipientOutcome = NonNullable<AttemptRecord['recipients']>[number] & {
   /** A 4xx reply or a connection problem: worth another attempt. */
@@ -248,7 +248,8 @@ export function createForwarder(options: ForwarderOptions) {
       const sendable = pending.filter((address) => !loops.includes(address));
       if (sendable.length === 0) return { recipients: outcomes };
       const message = await buildMessage(email, target);
-      const envelopeFrom = target.fromAddress ?? email.recipient;
+      // A bounce (null reverse-path) goes on as one: were it to fail too, no bounce comes back here to be forwarded.
+      const envelopeFrom = email.mailFrom ? (target.fromAddress ?? email.recipient) : '';
       outcomes.push(...(await Promise.all(sendable.map((address) => sendOne(message, envelopeFrom, address)))));
       return { recipients: outcomes };
     },

@@ -140,6 +140,16 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
     assert.deepEqual(parsed.attachments, []);
   });
 
+  test('a bounce (null reverse-path) is forwarded as one, so that its own failure cannot bounce back here', async () => {
+    const { address } = await forwardingAddress('email', { forwardTo: 'boss@elsewhere.test' });
+    const emailId = await deliver(address, { from: '', subject: 'Undelivered Mail Returned to Sender' });
+    assert.equal((await waitForDelivery(api, emailId)).status, 'success');
+    assert.deepEqual(
+      sink.messages.map((m) => [m.mailFrom, m.rcptTo, m.parsed.subject]),
+      [['', ['boss@elsewhere.test'], 'Undelivered Mail Returned to Sender']],
+    );
+  });
+
   test('forwarding to the receiving address itself is refused as a loop, and nothing is sent', async () => {
     const { address } = await forwardingAddress(
       'email',
