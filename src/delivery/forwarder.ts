@@ -168,7 +168,9 @@ export function createForwarder(options: ForwarderOptions) {
 
   /**
    * Tries each MX host in turn, connecting only to addresses resolved and checked here, so DNS cannot steer the
-   * connection elsewhere afterwards. A host with any internal address is skipped as a whole.
+   * connection elsewhere afterwards. A host with any internal address is skipped as a whole. When no host takes the
+   * message, a host that failed for now (its lookup, its connection, a 4xx) makes the failure temporary, whatever
+   * the hosts after it said: a later attempt may reach it.
    */
   async function sendDirect(message: Mail.Options, envelopeFrom: string, recipient: string): Promise<RecipientOutcome> {
     const failed = (error: string, temporary: boolean): RecipientOutcome => ({
@@ -186,16 +188,17 @@ export function createForwarder(options: ForwarderOptions) {
       return failed(`MX lookup for ${domainOf(recipient)} failed: ${(error as Error).message}`, !badName);
     }
     let last = failed('No mail server found', true);
+    let temporary: RecipientOutcome | undefined;
     for (const host of hosts) {
       let addresses: string[];
       try {
         addresses = await hostAddresses(host);
       } catch (error) {
-        last = failed(`${host}: ${(error as Error).message}`, true);
+        last = temporary = failed(`${host}: ${(error as Error).message}`, true);
         continue;
       }
       if (addresses.length === 0) {
-        last = failed(`Host not found (${host})`, true);
+        last = temporary = failed(`Host not found (${host})`, true);
         continue;
       }
       const blocked = addresses.find((ip) => options.guard(ip));
@@ -216,9 +219,10 @@ export function createForwarder(options: ForwarderOptions) {
         transport.close();
         // Sent, or a 5xx: the recipient's server spoke for the recipient, and other MX hosts would answer the same.
         if (!last.temporary) return last;
+        temporary = last;
       }
     }
-    return last;
+    return temporary ?? last;
   }
 
   function sendOne(message: Mail.Options, envelopeFrom: string, recipient: string): Promise<RecipientOutcome> {

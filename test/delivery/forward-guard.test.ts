@@ -50,6 +50,11 @@ before(async () => {
   dns.set('mx-ipv6.test', [{ type: 'MX', exchange: 'mx.mx-ipv6.test', priority: 10 }]);
   dns.set('mx.mx-ipv6.test', [{ type: 'AAAA', address: '::1' }]);
   dns.set('no-mx.test', [{ type: 'A', address: '127.0.0.1' }]);
+  dns.set('private-backup.test', [
+    { type: 'MX', exchange: 'mx1.private-backup.test', priority: 10 },
+    { type: 'MX', exchange: '127.0.0.1', priority: 20 },
+  ]);
+  dns.fail('mx1.private-backup.test');
   guarded = await startInstance('guarded.test', {});
 });
 after(async () => {
@@ -154,6 +159,22 @@ describe('direct MX delivery to internal addresses fails and connects nowhere', 
       assert.deepEqual(sink.messages, []);
     });
   }
+
+  test('a primary MX that cannot be looked up now is retried, even when the backup MX is internal', async () => {
+    const target = 'ops@private-backup.test';
+    const emailId = await forwardOnce(guarded, 'email', { forwardTo: target });
+    const delivery = await waitForDelivery(guarded.api, emailId);
+    assert.equal(delivery.status, 'failed');
+    // The first attempt and the default three retries.
+    assert.equal(delivery.attempts, 4);
+    for (const attempt of delivery.attemptLog) {
+      const [recipient] = attempt.recipients!;
+      assert.deepEqual([recipient!.address, recipient!.status], [target, 'failed']);
+      // Whichever of the A and AAAA lookups failed first.
+      assert.match(recipient!.error!, /^mx1\.private-backup\.test: query(A|Aaaa) ESERVFAIL mx1\.private-backup\.test$/);
+    }
+    assert.deepEqual(sink.messages, []);
+  });
 
   test('email_group: each internal member fails with its own reason', async () => {
     const emailId = await forwardOnce(guarded, 'email_group', { emails: ['a@mx-localhost.test', 'b@no-mx.test'] });
