@@ -78,10 +78,15 @@ export function createForwarder(options: ForwarderOptions) {
       } as SMTPPool.Options)
     : undefined;
 
-  /** The recipient domain's MX hosts by priority, or the domain itself (the implicit MX) when it has none. */
+  /**
+   * The recipient domain's MX hosts by priority, or the domain itself (the implicit MX) when it has none. None when
+   * its only MX is the null MX (RFC 7505, exchange "."): the domain takes no mail.
+   */
   async function mxHosts(recipient: string): Promise<string[]> {
     const mx = (await options.dns.mx(domainOf(recipient))).sort((a, b) => a.priority - b.priority);
-    return mx.length > 0 ? mx.map((record) => record.exchange) : [domainOf(recipient)];
+    if (mx.length === 0) return [domainOf(recipient)];
+    // The resolver reads the null MX's "." as an empty name.
+    return mx.map((record) => record.exchange).filter((exchange) => exchange !== '');
   }
 
   /** A host's addresses from DNS_SERVERS or, when it has none there, from the system resolver (/etc/hosts). */
@@ -187,6 +192,7 @@ export function createForwarder(options: ForwarderOptions) {
       const badName = (error as NodeJS.ErrnoException).code === 'EBADNAME';
       return failed(`MX lookup for ${domainOf(recipient)} failed: ${(error as Error).message}`, !badName);
     }
+    if (hosts.length === 0) return failed(`${domainOf(recipient)} accepts no mail (null MX record)`, false);
     let last = failed('No mail server found', true);
     let temporary: RecipientOutcome | undefined;
     for (const host of hosts) {

@@ -50,6 +50,7 @@ before(async () => {
   dns.set('mx-ipv6.test', [{ type: 'MX', exchange: 'mx.mx-ipv6.test', priority: 10 }]);
   dns.set('mx.mx-ipv6.test', [{ type: 'AAAA', address: '::1' }]);
   dns.set('no-mx.test', [{ type: 'A', address: '127.0.0.1' }]);
+  dns.set('null-mx.test', [{ type: 'MX', exchange: '.', priority: 0 }]);
   dns.set('private-backup.test', [
     { type: 'MX', exchange: 'mx1.private-backup.test', priority: 10 },
     { type: 'MX', exchange: '127.0.0.1', priority: 20 },
@@ -218,6 +219,18 @@ test('SMTP_RELAY_URL on loopback still carries forwards with the guard on: the o
     sink.messages.map((m) => m.rcptTo),
     [['ops@mx-localhost.test']],
   );
+});
+
+test('a forward to a domain whose null MX (RFC 7505) says it takes no mail fails at once, without retries', async () => {
+  const target = 'ops@null-mx.test';
+  const emailId = await forwardOnce(guarded, 'email', { forwardTo: target });
+  const delivery = await waitForDelivery(guarded.api, emailId);
+  assert.equal(delivery.status, 'failed');
+  assert.equal(delivery.attempts, 1);
+  assert.deepEqual(delivery.attemptLog[0]!.recipients, [
+    { address: target, status: 'failed', error: 'null-mx.test accepts no mail (null MX record)' },
+  ]);
+  assert.deepEqual(sink.messages, []);
 });
 
 describe('direct MX delivery to a domain that is not a DNS name', () => {
