@@ -63,6 +63,12 @@ function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
+/** The IP address of an address literal domain (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), which takes the mail itself. */
+function addressLiteral(domain: string): string | undefined {
+  const ip = /^\[(?:ipv6:)?(.*)\]$/.exec(domain)?.[1];
+  return ip !== undefined && isIP(ip) ? ip : undefined;
+}
+
 /**
  * Forwards received mail by SMTP, through SMTP_RELAY_URL or straight to each recipient domain's MX. The message is
  * rebuilt (not relayed byte for byte): Mailroom's receiving address sends it, its Reply-To is the original's (or the
@@ -79,10 +85,13 @@ export function createForwarder(options: ForwarderOptions) {
     : undefined;
 
   /**
-   * The recipient domain's MX hosts by priority, or the domain itself (the implicit MX) when it has none. None when
-   * its only MX is the null MX (RFC 7505, exchange "."): the domain takes no mail.
+   * The recipient domain's MX hosts by priority, or the domain itself (the implicit MX) when it has none, or the IP
+   * address of an address literal (RFC 5321 section 4.1.3). None when its only MX is the null MX (RFC 7505, exchange
+   * "."): the domain takes no mail.
    */
   async function mxHosts(recipient: string): Promise<string[]> {
+    const literal = addressLiteral(domainOf(recipient));
+    if (literal) return [literal];
     const mx = (await options.dns.mx(domainOf(recipient))).sort((a, b) => a.priority - b.priority);
     if (mx.length === 0) return [domainOf(recipient)];
     // The resolver reads the null MX's "." as an empty name.

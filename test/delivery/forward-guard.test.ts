@@ -209,6 +209,15 @@ describe('the allow flags lift the forward guard', () => {
       [['x@127.0.0.1']],
     );
   });
+
+  test('ALLOW_PRIVATE_DESTINATIONS=true: address literals x@[127.0.0.1] and y@[IPv6:::ffff:127.0.0.1] go there', async () => {
+    const open = await startInstance('literals.test', { ALLOW_PRIVATE_DESTINATIONS: 'true' });
+    const targets = ['x@[127.0.0.1]', 'y@[IPv6:::ffff:127.0.0.1]'];
+    const emailId = await forwardOnce(open, 'email_group', { emails: targets });
+    const delivery = await waitForDelivery(open.api, emailId);
+    assert.equal(delivery.status, 'success', JSON.stringify(delivery.attemptLog));
+    assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), ['x@[127.0.0.1]', 'y@[IPv6:::ffff:127.0.0.1]']);
+  });
 });
 
 test('SMTP_RELAY_URL on loopback still carries forwards with the guard on: the operator chose the relay', async () => {
