@@ -59,6 +59,15 @@ const webhookState = preparedQuery((db, { id, accountId }: { id: string; account
   db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
 );
 
+const verifiedDomain = preparedQuery((db, { accountId, domain }: { accountId: string; domain: string }) =>
+  db
+    .selectFrom('domains')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('domain', '=', domain)
+    .where('status', '=', 'verified'),
+);
+
 /** What a delivery reads of its target, for each job (see DeliveryTargets.load). */
 const endpointRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
   db
@@ -141,9 +150,20 @@ export class DeliveryTargets {
       recipients,
       includeAttachments: config.includeAttachments !== false,
       subjectPrefix: optionalString(config.subjectPrefix),
-      fromAddress: optionalString(config.fromAddress),
+      fromAddress: await this.ownFromAddress(row.account_id, optionalString(config.fromAddress)),
       senderName: optionalString(config.senderName),
     };
+  }
+
+  /**
+   * A forward's `fromAddress` while its domain is still a verified domain of the account, as when it was configured.
+   * A domain deleted since may be another account's now, which must not be sent as: the receiving address sends then.
+   */
+  private async ownFromAddress(accountId: string, address: string | undefined): Promise<string | undefined> {
+    if (!address) return undefined;
+    const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+    const [owned] = await verifiedDomain(this.db, { accountId, domain });
+    return owned ? address : undefined;
   }
 
   /**

@@ -240,6 +240,21 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
   });
 });
 
+test('a fromAddress on a domain the account deleted, which another account verified since, is not sent as', async () => {
+  const gone = await createVerifiedDomain(api, dns, 'gone.test');
+  const { address } = await forwardingAddress('email', {
+    forwardTo: 'boss@elsewhere.test',
+    fromAddress: 'robot@gone.test',
+    senderName: 'Robot',
+  });
+  assert.equal((await api.delete(`/api/v2/domains/${gone.id}`)).status, 200);
+  await createVerifiedDomain(apiClient(server.baseUrl, await server.newAccountKey('gone-new-owner')), dns, 'gone.test');
+  await deliver(address);
+  await sink.waitForMessages(1);
+  const [message] = sink.messages;
+  assert.deepEqual([message!.mailFrom, message!.parsed.from?.value], [address, [{ name: 'Robot', address }]]);
+});
+
 describe('POST /endpoints/{id}/test on a forwarding endpoint', () => {
   test('sends a test message to every member and reports success', async () => {
     sink.clear();
