@@ -7,8 +7,12 @@ export type EndpointType = (typeof ENDPOINT_TYPES)[number];
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_RETRY_ATTEMPTS = 3;
 const MAX_GROUP_SIZE = 50;
-/** The format the original service accepts for forward targets. */
-const ADDRESS_FORMAT = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * The format the original service accepts for forward targets (`x@y.z`), less the characters that make an address
+ * parse as another one (`a,b@x.test` is sent to b@x.test, `a<b@x.test` too); an address literal (`x@[192.0.2.1]`) is
+ * a domain too.
+ */
+const ADDRESS_FORMAT = /^[^\s@<>()[\],;:\\"]+@(?:\[[^\s@<>()[\],;\\"]+\]|[^\s@<>()[\],;\\"]+\.[^\s@<>()[\],;\\"]+)$/;
 /** Within SMTP's lengths too: a longer address could never be sent to. */
 const isAddress = (value: string) => ADDRESS_FORMAT.test(value) && withinAddressLength(value);
 

@@ -223,6 +223,11 @@ describe('POST /endpoints', () => {
         'Invalid forward-to email address format',
       ],
       [
+        'email with a forwardTo that reads as another address (a,b@ is sent to b@)',
+        { type: 'email', config: { forwardTo: 'root,boss@example.com' } },
+        'Invalid forward-to email address format',
+      ],
+      [
         'email with includeAttachments "yes"',
         { type: 'email', config: { forwardTo: 'a@example.com', includeAttachments: 'yes' } },
         'includeAttachments must be a boolean',
@@ -257,6 +262,11 @@ describe('POST /endpoints', () => {
         'group with an invalid address',
         { type: 'email_group', config: { emails: ['a@example.com', 'oops'] } },
         'Invalid email address in group: oops',
+      ],
+      [
+        'group with an address that reads as another one (a<b@ is sent to b@)',
+        { type: 'email_group', config: { emails: ['a@example.com', 'root<boss@example.com'] } },
+        'Invalid email address in group: root<boss@example.com',
       ],
       [
         'group with duplicates in different case',
