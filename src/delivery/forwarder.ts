@@ -13,6 +13,14 @@ import type { AttemptRecord } from './outbox-store.ts';
 /** Set on every forward; a message arriving with this many Mailroom hops already is not forwarded again. */
 export const HOPS_HEADER = 'X-Mailroom-Hops';
 export const MAX_FORWARD_HOPS = 5;
+/** Set on every forward: how many copies of the original message Mailroom's forwards made, as this one's level. */
+export const COPIES_HEADER = 'X-Mailroom-Copies';
+/**
+ * Most copies of one message a level of forwards may make. The hop limit bounds how deep forwards go, not how wide:
+ * a group whose members come back to Mailroom (a catch-all routed to the group, say) multiplies the message by its
+ * size at every hop, 50 members over 5 hops some 300 million copies.
+ */
+export const MAX_FORWARD_COPIES = 100;
 /** RFC 5321 loop detection: a message with this many Received headers is refused whatever carried it. */
 const MAX_RECEIVED_HEADERS = 50;
 
@@ -25,7 +33,7 @@ export type RecipientOutcome = NonNullable<AttemptRecord['recipients']>[number] 
 
 export interface ForwardResult {
   recipients: RecipientOutcome[];
-  /** Set when the whole message is refused before any send (hop limit). */
+  /** Set when the whole message is refused before any send (the hop or copy limit). */
   refused?: string;
 }
 
@@ -47,17 +55,23 @@ function headerValues(headers: StoredEmail['headers'], name: string): string[] {
 }
 
 /**
- * How many times a message already passed through Mailroom: the largest whole number among its hops headers. Only
- * Mailroom writes them; any other value (a sender's negative or fraction) counts as none, so that it cannot buy a
- * forwarding loop more rounds than the limit.
+ * The largest whole number among a message's values of one of Mailroom's counting headers (hops, copies), or
+ * `least`. Only Mailroom writes them; any other value (a sender's negative or fraction) counts as none, so that it
+ * cannot buy a forwarding loop more rounds or copies than the limits.
  */
-function hopsOf(email: ForwardEmail): number {
-  const counts = headerValues(email.headers, HOPS_HEADER.toLowerCase())
+function countOf(email: ForwardEmail, header: string, least: number): number {
+  const counts = headerValues(email.headers, header.toLowerCase())
     .map((value) => value.trim())
     .filter((value) => /^\d+$/.test(value))
     .map(Number);
-  return Math.max(0, ...counts);
+  return Math.max(least, ...counts);
 }
+
+const hopsOf = (email: ForwardEmail) => countOf(email, HOPS_HEADER, 0);
+
+/** The copies forwarding `email` to every recipient of `target` makes, counting those its earlier forwards made. */
+const copiesAfter = (email: ForwardEmail, target: ForwardTarget) =>
+  countOf(email, COPIES_HEADER, 1) * target.recipients.length;
 
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
@@ -132,7 +146,11 @@ export function createForwarder(options: ForwarderOptions) {
       html: email.htmlBody ?? undefined,
       inReplyTo: email.messageId ?? undefined,
       references: references.length > 0 ? references : undefined,
-      headers: { [HOPS_HEADER]: String(hops + 1), 'X-Forwarded-For': email.recipient },
+      headers: {
+        [HOPS_HEADER]: String(hops + 1),
+        [COPIES_HEADER]: String(copiesAfter(email, target)),
+        'X-Forwarded-For': email.recipient,
+      },
       attachments,
     };
   }
@@ -146,10 +164,14 @@ export function createForwarder(options: ForwarderOptions) {
     return email.fromAddress ? [{ name: email.fromName ?? '', address: email.fromAddress }] : undefined;
   }
 
-  function hopRefusal(email: ForwardEmail): string | undefined {
+  function forwardRefusal(email: ForwardEmail, target: ForwardTarget): string | undefined {
     const hops = hopsOf(email);
     if (hops >= MAX_FORWARD_HOPS)
       return `FORWARDING_HOP_LIMIT: the message already passed through Mailroom ${hops} times`;
+    const copies = copiesAfter(email, target);
+    if (copies > MAX_FORWARD_COPIES) {
+      return `FORWARDING_COPY_LIMIT: forwarding to ${target.recipients.length} recipients would make ${copies} copies of the message, more than ${MAX_FORWARD_COPIES}`;
+    }
     if (headerValues(email.headers, 'received').length >= MAX_RECEIVED_HEADERS) {
       return `FORWARDING_HOP_LIMIT: the message has ${MAX_RECEIVED_HEADERS} or more Received headers`;
     }
@@ -250,7 +272,7 @@ export function createForwarder(options: ForwarderOptions) {
      * and a retry resends only to those that failed.
      */
     async forward(email: ForwardEmail, target: ForwardTarget, alreadySent: Set<string>): Promise<ForwardResult> {
-      const refused = hopRefusal(email);
+      const refused = forwardRefusal(email, target);
       if (refused) return { recipients: [], refused };
       const pending = target.recipients.filter((address) => !alreadySent.has(address.toLowerCase()));
       const outcomes: RecipientOutcome[] = target.recipients

@@ -39,7 +39,7 @@ after(async () => {
 });
 
 async function failedDeliveries() {
-  const list = await api.get('/api/v2/deliveries?status=failed');
+  const list = await api.get('/api/v2/deliveries?status=failed&limit=100');
   assert.equal(list.status, 200, JSON.stringify(list.body));
   return list.body.data as Array<{ id: string; lastError: string | null }>;
 }
@@ -71,4 +71,35 @@ test('a negative X-Mailroom-Hops from a sender cannot stretch a loop between two
   // The original and five forwards: hops 0 to 5, the last one refused.
   const mail = await api.get('/api/v2/mail?limit=100');
   assert.equal(mail.body.pagination.total, 6);
+});
+
+test('a group whose members come back through the catch-all makes at most 100 copies a level, not 10 times more at each hop', async () => {
+  const fan = await createVerifiedDomain(api, dns, 'fan.test');
+  const members = Array.from({ length: 10 }, (_, index) => `m${index}@fan.test`);
+  const group = await createForwardEndpoint(api, 'Everyone', 'email_group', { emails: members });
+  const catchAll = await api.put(`/api/v2/domains/${fan.id}`, {
+    isCatchAllEnabled: true,
+    catchAllEndpointId: group.id,
+  });
+  assert.equal(catchAll.status, 200, JSON.stringify(catchAll.body));
+  const sent = await sendMail({ port: app.smtpPort, from: 'ann@sender.test', to: 'anyone@fan.test', subject: 'Fan' });
+  assert.equal(sent.code, 250, sent.response);
+
+  // The original; its 10 copies (Copies: 10); their 9 each, the tenth being the receiving address (Copies: 100);
+  // and no more, as those would make 1,000.
+  const copyLimit = (error: string | null) => error?.startsWith('FORWARDING_COPY_LIMIT') ?? false;
+  const deadline = Date.now() + 60_000;
+  let failed = await failedDeliveries();
+  while (failed.filter((delivery) => copyLimit(delivery.lastError)).length < 90 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    failed = await failedDeliveries();
+  }
+  const refused = failed.filter((delivery) => copyLimit(delivery.lastError));
+  assert.equal(refused.length, 90);
+  assert.equal(
+    refused[0]!.lastError,
+    'FORWARDING_COPY_LIMIT: forwarding to 10 recipients would make 1000 copies of the message, more than 100',
+  );
+  const mail = await api.get(`/api/v2/mail?limit=1&domain=fan.test`);
+  assert.equal(mail.body.pagination.total, 101);
 });
