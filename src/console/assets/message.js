@@ -9,11 +9,12 @@ import { inboxHash } from './inbox.js';
 const BLOCKED_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
 const REMOTE_POLICY = "default-src 'none'; img-src * data:; style-src 'unsafe-inline'";
 
-/** Whether the HTML names anything outside itself that a browser would fetch. */
+/**
+ * Whether the HTML names a remote image, what the reader's choice would load. A link is not one: it is fetched only
+ * when followed, and stays a link whatever the choice.
+ */
 function hasRemoteContent(html) {
-  return (
-    /(src|background|href)\s*=\s*["']?\s*(https?:)?\/\//i.test(html) || /url\(\s*["']?\s*(https?:)?\/\//i.test(html)
-  );
+  return /(src|background)\s*=\s*["']?\s*(https?:)?\/\//i.test(html) || /url\(\s*["']?\s*(https?:)?\/\//i.test(html);
 }
 
 const CID_URL = /cid:([^"'\s)]+)/gi;
