@@ -42,4 +42,28 @@ describe('the console: what a sender controls in a message', { skip: browserSkip
     await page.frameLocator('iframe.html-body').getByText('one').waitFor();
     assert.equal(await page.locator('.remote-note').count(), 0);
   });
+
+  test('an attachment without a filename is offered and saved as attachment-1, the name the API gives it, not a UUID', async () => {
+    const id = await send({
+      raw:
+        'From: ann@sender.test\r\nTo: me@hostile.test\r\nSubject: Unnamed\r\nMIME-Version: 1.0\r\n' +
+        'Content-Type: multipart/mixed; boundary=XX\r\n\r\n--XX\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n' +
+        '--XX\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment\r\n' +
+        'Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--XX--\r\n',
+    });
+    const served = await fetch(`${server.baseUrl}/api/v2/attachments/${id}/parts/0`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    await served.arrayBuffer();
+    assert.equal(
+      served.headers.get('content-disposition'),
+      `attachment; filename="attachment-1"; filename*=UTF-8''attachment-1`,
+    );
+    await open(id);
+    const button = page.locator('.attachments button');
+    assert.equal(await button.innerText(), 'Download attachment-1');
+    const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    // Chromium adds the extension of the part's type, as it would to the API's own download.
+    assert.equal(download.suggestedFilename(), 'attachment-1.pdf');
+  });
 });

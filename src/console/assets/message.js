@@ -145,16 +145,18 @@ function attachments(email) {
       'ul',
       {},
       files.map((file, index) => {
+        // A part without a filename gets the name its download has from the API.
+        const filename = file.filename || `attachment-${index + 1}`;
         const button = h(
           'button',
           {
             type: 'button',
             onclick: () =>
               act(button, () =>
-                download(`/api/v2/attachments/${encodeURIComponent(email.id)}/parts/${index}`, file.filename),
+                download(`/api/v2/attachments/${encodeURIComponent(email.id)}/parts/${index}`, filename),
               ),
           },
-          `Download ${file.filename}`,
+          `Download ${filename}`,
         );
         return h('li', {}, button, ' ', h('span', { class: 'hint' }, `${file.contentType}, ${formatBytes(file.size)}`));
       }),
