@@ -66,4 +66,22 @@ describe('the console: what a sender controls in a message', { skip: browserSkip
     // Chromium adds the extension of the part's type, as it would to the API's own download.
     assert.equal(download.suggestedFilename(), 'attachment-1.pdf');
   });
+
+  test('an unbroken 600-character subject, header value and 200-character filename wrap: nothing scrolls sideways', async () => {
+    const id = await send({
+      subject: `Subject${'x'.repeat(600)}`,
+      text: 'x',
+      headers: { 'X-Long': `v${'y'.repeat(600)}` },
+      attachments: [{ filename: `${'z'.repeat(200)}.txt`, content: 'z' }],
+    });
+    await page.goto(`${server.baseUrl}/#/inbox`);
+    await page.locator(`[data-email-id="${id}"]`).waitFor();
+    const sideways = () =>
+      page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(await sideways(), 0);
+    await open(id);
+    await page.locator('summary', { hasText: 'Headers' }).click();
+    await page.locator('.headers th', { hasText: 'x-long' }).waitFor();
+    assert.equal(await sideways(), 0);
+  });
 });
