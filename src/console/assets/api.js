@@ -79,6 +79,22 @@ export function withQuery(path, params) {
   return text ? `${path}?${text}` : path;
 }
 
+/** The API's largest page. */
+const MAX_PAGE = 100;
+
+/**
+ * Every item of a paged list (`{ data, pagination }`), read page by page: Setup shows all of an account's domains,
+ * endpoints and addresses, not the newest hundred. Kept by id: one added while the pages are read is listed once.
+ */
+export async function getAll(path) {
+  const items = new Map();
+  for (let offset = 0; ; offset += MAX_PAGE) {
+    const page = await get(withQuery(path, { limit: MAX_PAGE, offset }));
+    for (const item of page.data) items.set(item.id, item);
+    if (!page.pagination.hasMore || page.data.length === 0) return [...items.values()];
+  }
+}
+
 /** The body of a GET as text (raw source). */
 export async function getText(path) {
   const response = await fetch(path, { headers: authHeaders() });

@@ -1,4 +1,4 @@
-import { get, post, withQuery } from './api.js';
+import { get, getAll, post, withQuery } from './api.js';
 import { act, badge, field, formatDate, h, hashParams, hashWith, heading, notify, replace } from './dom.js';
 import { actionButton, endpointSelect, inlineForm, pager, refresher, table } from './widgets.js';
 
@@ -138,7 +138,7 @@ export async function showDeliveries(container) {
     status: params.get('status') ?? '',
     offset: Number(params.get('offset') ?? 0) || 0,
   };
-  const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
+  const endpoints = await getAll('/api/v2/endpoints');
   const endpointNames = new Map(endpoints.map((one) => [one.id, one.name]));
   const path = withQuery('/api/v2/deliveries', { ...filters, limit: PAGE_SIZE });
   const log = h('div', {});

@@ -1,4 +1,4 @@
-import { del, get, post, put } from './api.js';
+import { del, get, getAll, post, put } from './api.js';
 import { act, badge, copyText, field, formatDate, h, heading, notify, replace } from './dom.js';
 import { addressesSection, endpointsSection } from './routing.js';
 import { actionButton, deleteButton, endpointSelect, focusKeeper, inlineForm, table } from './widgets.js';
@@ -68,16 +68,16 @@ export async function showSetup(container) {
   const restoreFocus = focusKeeper(container);
   const render = async () => {
     const [domains, endpoints, addresses] = await Promise.all([
-      get('/api/v2/domains?limit=100'),
-      get('/api/v2/endpoints?limit=100'),
-      get('/api/v2/email-addresses?limit=100'),
+      getAll('/api/v2/domains'),
+      getAll('/api/v2/endpoints'),
+      getAll('/api/v2/email-addresses'),
     ]);
     replace(
       container,
       heading('Setup'),
-      domainsSection(domains.data, refresh),
-      endpointsSection(endpoints.data, refresh),
-      addressesSection(addresses.data, domains.data, endpoints.data, refresh),
+      domainsSection(domains, refresh),
+      endpointsSection(endpoints, refresh),
+      addressesSection(addresses, domains, endpoints, refresh),
     );
   };
   const refresh = async () => {
@@ -173,7 +173,7 @@ function catchAllForm(domain, endpoints, rerender) {
 
 export async function showDomain(container, id) {
   const path = `/api/v2/domains/${encodeURIComponent(id)}`;
-  const endpoints = (await get('/api/v2/endpoints?limit=100')).data;
+  const endpoints = await getAll('/api/v2/endpoints');
   const restoreFocus = focusKeeper(container);
   const render = async (check) => {
     const domain = await get(check ? `${path}?check=true` : path);
