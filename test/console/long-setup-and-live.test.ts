@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createVerifiedDomain } from '../helpers/domains.ts';
+import { sendMail } from '../helpers/smtp.ts';
 import { browserSkipReason, signIn } from './browser.ts';
 import { type ConsoleWorld, startConsoleWorld } from './world.ts';
 
 /** One more than the API's largest page: each list needs a second request. */
 const COUNT = 101;
 
-describe('the console: a setup longer than one page of the API', {
+describe('the console: a setup longer than one page of the API, and a stream that drops', {
   skip: browserSkipReason,
 }, () => {
   let world: ConsoleWorld;
@@ -50,5 +51,33 @@ describe('the console: a setup longer than one page of the API', {
     // Shown as "No routing", a Save would have unrouted it.
     const routing = page.getByLabel('Endpoint for a000@many.test');
     assert.equal(await routing.locator('option:checked').innerText(), 'e000');
+  });
+
+  test('a stream that drops before its first event: mail that arrived meanwhile shows once it is back', async () => {
+    // A page of its own, signed in once its stream is under the test's control.
+    const context = await world.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    let opened = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The first stream ends at once; the reconnect is held until a mail has arrived, so only a reload can show it.
+    await page.route('**/api/v2/events', async (route) => {
+      opened++;
+      if (opened === 1)
+        return route.fulfill({ status: 200, contentType: 'text/event-stream', body: 'retry: 1000\n\n' });
+      if (opened === 2) await held;
+      return route.continue();
+    });
+    await signIn(page, server.baseUrl, server.apiKey);
+    await page.waitForFunction(() => document.getElementById('live-state')?.dataset.state === 'reconnecting');
+    const sent = await sendMail({ port: server.smtpPort, to: 'a001@many.test', subject: 'During the drop', text: 'x' });
+    assert.equal(sent.code, 250, sent.response);
+    release();
+    await page.getByRole('link', { name: /During the drop/ }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('#live-state').innerText(), 'Live');
+    assert.equal(opened, 2);
+    await context.close();
   });
 });

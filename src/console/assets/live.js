@@ -55,10 +55,11 @@ export function startLive({ onEvent, onPoll, onState }) {
   const controller = new AbortController();
   let lastEventId;
   let pollTimer;
+  let wasLive = false;
 
   async function run() {
     while (!controller.signal.aborted) {
-      onState(lastEventId ? 'reconnecting' : 'connecting');
+      onState(wasLive ? 'reconnecting' : 'connecting');
       try {
         const response = await openEventStream(lastEventId, controller.signal);
         // The key is refused: the console signs out (api.js reports it), so there is nothing to reconnect with.
@@ -70,8 +71,10 @@ export function startLive({ onEvent, onPoll, onState }) {
         }
         if (response.ok && response.body) {
           onState('live');
-          // Whatever happened while disconnected and was not replayed is caught by one reload of the view.
-          if (lastEventId) onPoll();
+          // Whatever happened while disconnected and was not replayed is caught by one reload of the view: a stream
+          // that dropped before its first event has no id to resume from, so nothing at all is replayed to it.
+          if (wasLive) onPoll();
+          wasLive = true;
           await readFrames(response.body, (frame) => {
             if (frame.id !== undefined) lastEventId = frame.id;
             if (frame.type) onEvent({ type: frame.type, data: frame.data });
