@@ -96,6 +96,40 @@ describe('the console in a browser, without a mouse or a wide screen', { skip: b
     await page.close();
   });
 
+  test('no answer, a proxy\'s HTML 502, a pasted key with a hidden character: each said plainly, not "Failed to fetch"', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.baseUrl}/`);
+    const signInWith = async (key: string) => {
+      await page.getByLabel('API key').fill(key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).and(page.locator(':enabled')).waitFor();
+      return page.getByRole('alert').innerText();
+    };
+    const unreachable = 'Mailroom did not answer: the server may be down or the network cut. Try again shortly.';
+    await page.route('**/api/v2/**', (route) => route.abort('connectionrefused'));
+    assert.equal(await signInWith(server.apiKey), unreachable);
+    await page.unroute('**/api/v2/**');
+    await page.route('**/api/v2/**', (route) =>
+      route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' }),
+    );
+    assert.equal(await signInWith(server.apiKey), 'HTTP 502 Bad Gateway');
+    await page.unroute('**/api/v2/**');
+    // A zero-width space survives trim() and cannot go in a header: the browser would refuse to send it.
+    assert.equal(
+      await signInWith(`${server.apiKey}\u200b`),
+      'An API key has no spaces or non-ASCII characters: check what was pasted.',
+    );
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    await page.getByLabel('API key').fill(server.apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    await page.route('**/api/v2/mail?**', (route) => route.abort('connectionrefused'));
+    await page.goto(`${server.baseUrl}/#/inbox?search=offline`);
+    await page.getByRole('heading', { name: 'Something went wrong' }).waitFor();
+    assert.equal(await page.getByRole('alert').innerText(), unreachable);
+    await page.close();
+  });
+
   test('keyboard only: sign in with Enter, open a message with Enter, leave it with Escape', async () => {
     const sent = await sendMail({
       port: server.smtpPort,

@@ -33,6 +33,19 @@ function authHeaders(key = storedKey()) {
   return { authorization: `Bearer ${key}` };
 }
 
+/** Said for a request that got no answer at all, where the browser would only say "Failed to fetch". */
+export const UNREACHABLE = 'Mailroom did not answer: the server may be down or the network cut. Try again shortly.';
+
+/** `fetch`, with a failure to get any answer said as `UNREACHABLE` (status 0); an abort stays an abort. */
+async function send(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch (error) {
+    if (error?.name === 'AbortError') throw error;
+    throw new ApiError(0, UNREACHABLE, null);
+  }
+}
+
 async function failure(response) {
   const text = await response.text();
   let body = null;
@@ -42,7 +55,8 @@ async function failure(response) {
     body = text;
   }
   if (!body || typeof body !== 'object' || !body.error) {
-    return new ApiError(response.status, `HTTP ${response.status}`, body);
+    // Not the API's JSON: most often a proxy in front of Mailroom answering for it (502, 504).
+    return new ApiError(response.status, `HTTP ${response.status} ${response.statusText}`.trim(), body);
   }
   // Some refusals say why in `details` (e.g. "Invalid configuration" names the bad field there).
   const message = typeof body.details === 'string' ? `${body.error}: ${body.details}` : body.error;
@@ -53,7 +67,7 @@ async function failure(response) {
 export async function request(method, path, body, key) {
   const headers = authHeaders(key);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!response.ok) {
     const error = await failure(response);
     if (response.status === 401 && key === undefined) unauthorizedHandler(error);
@@ -97,14 +111,14 @@ export async function getAll(path) {
 
 /** The body of a GET as text (raw source). */
 export async function getText(path) {
-  const response = await fetch(path, { headers: authHeaders() });
+  const response = await send(path, { headers: authHeaders() });
   if (!response.ok) throw await failure(response);
   return response.text();
 }
 
 /** The body of a GET as a Blob (a file that needs the bearer header, which a plain link or image cannot send). */
 export async function getBlob(path) {
-  const response = await fetch(path, { headers: authHeaders() });
+  const response = await send(path, { headers: authHeaders() });
   if (!response.ok) throw await failure(response);
   return response.blob();
 }
@@ -128,7 +142,7 @@ export async function download(path, filename) {
 export async function openEventStream(lastEventId, signal) {
   const headers = { ...authHeaders(), accept: 'text/event-stream' };
   if (lastEventId) headers['last-event-id'] = lastEventId;
-  const response = await fetch('/api/v2/events', { headers, signal, cache: 'no-store' });
+  const response = await send('/api/v2/events', { headers, signal, cache: 'no-store' });
   if (response.status === 401) unauthorizedHandler(await failure(response));
   return response;
 }

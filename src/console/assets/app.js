@@ -56,6 +56,12 @@ function signIn(message) {
       onsubmit: async (event) => {
         event.preventDefault();
         const key = input.value.trim();
+        // A browser cannot send such a key in a header at all, so it would never reach the API to be refused.
+        if (/[^\x21-\x7e]/.test(key)) {
+          error.textContent = 'An API key has no spaces or non-ASCII characters: check what was pasted.';
+          input.focus();
+          return;
+        }
         submit.disabled = true;
         error.textContent = '';
         try {
