@@ -84,4 +84,15 @@ describe('the console: what a sender controls in a message', { skip: browserSkip
     await page.locator('.headers th', { hasText: 'x-long' }).waitFor();
     assert.equal(await sideways(), 0);
   });
+
+  test('a filename with a right-to-left override shows its real extension: "invoice\\u202Efdp.exe" is no "invoiceexe.pdf"', async () => {
+    const id = await send({
+      subject: 'Invoice',
+      text: 'x',
+      attachments: [{ filename: 'invoice\u202Efdp.exe', content: 'MZ', contentType: 'application/octet-stream' }],
+    });
+    await open(id);
+    const button = page.locator('.attachments button');
+    assert.equal(await button.innerText(), 'Download invoice\uFFFDfdp.exe');
+  });
 });

@@ -134,6 +134,9 @@ function addressLine(label, value) {
   return [h('dt', {}, label), h('dd', {}, value)];
 }
 
+/** Bidirectional formatting characters: in a filename they only serve to disguise it ("invoice\u202Efdp.exe"). */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 function attachments(email) {
   const files = email.content?.attachments ?? email.attachments ?? [];
   if (files.length === 0) return null;
@@ -147,6 +150,8 @@ function attachments(email) {
       files.map((file, index) => {
         // A part without a filename gets the name its download has from the API.
         const filename = file.filename || `attachment-${index + 1}`;
+        // Shown as stored, with a replacement character for each formatting one, so that it reads as it is.
+        const shown = filename.replace(BIDI_CONTROLS, '\ufffd');
         const button = h(
           'button',
           {
@@ -156,7 +161,7 @@ function attachments(email) {
                 download(`/api/v2/attachments/${encodeURIComponent(email.id)}/parts/${index}`, filename),
               ),
           },
-          `Download ${filename}`,
+          `Download ${shown}`,
         );
         return h('li', {}, button, ' ', h('span', { class: 'hint' }, `${file.contentType}, ${formatBytes(file.size)}`));
       }),
