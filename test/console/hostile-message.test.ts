@@ -95,4 +95,16 @@ describe('the console: what a sender controls in a message', { skip: browserSkip
     const button = page.locator('.attachments button');
     assert.equal(await button.innerText(), 'Download invoice\uFFFDfdp.exe');
   });
+
+  test('"Load remote content" from the keyboard: the focus stays on its note, which says the content is loaded', async () => {
+    const id = await send({
+      subject: 'Remote image',
+      html: '<p>Logo</p><img alt="logo" src="http://127.0.0.1:9/logo.png">',
+    });
+    await open(id);
+    await page.getByRole('button', { name: 'Load remote content' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('.remote-note', { hasText: 'Remote content is loaded.' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'remote-note');
+  });
 });

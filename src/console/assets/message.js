@@ -99,14 +99,17 @@ function htmlBody(html, images) {
   });
   frame.srcdoc = srcdoc(html, images, BLOCKED_POLICY);
   if (!hasRemoteContent(html)) return h('section', { 'aria-label': 'HTML body' }, frame);
-  const note = h('p', { class: 'remote-note' }, 'Remote content is blocked. ');
+  const note = h('p', { class: 'remote-note', tabindex: '-1' }, 'Remote content is blocked. ');
   const load = h(
     'button',
     {
       type: 'button',
       onclick: () => {
         frame.srcdoc = srcdoc(html, images, REMOTE_POLICY);
+        // The button goes with the note's old text: the keyboard stays on the note rather than drop to the page's top.
+        const hadFocus = document.activeElement === load;
         replace(note, 'Remote content is loaded.');
+        if (hadFocus) note.focus();
       },
     },
     'Load remote content',
