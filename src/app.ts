@@ -176,6 +176,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     logger,
     hostname: config.mxHost,
     maxMessageBytes: config.smtp.maxMessageBytes,
+    maxBufferedBytes: config.smtp.maxBufferedBytes,
     maxConnections: config.smtp.maxConnections,
     maxConnectionsPerIp: config.smtp.maxConnectionsPerIp,
     minDataRateBytesPerSecond: config.smtp.minDataRateBytesPerSecond,

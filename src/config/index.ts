@@ -36,6 +36,8 @@ export interface Config {
     port: number;
     host: string;
     maxMessageBytes: number;
+    /** Bytes of messages in progress held at once, over all connections. */
+    maxBufferedBytes: number;
     maxConnections: number;
     maxConnectionsPerIp: number;
     /** DATA slower than this over a window is cut; 0 means no minimum. */
@@ -149,6 +151,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (Boolean(e.TLS_CERT_PATH) !== Boolean(e.TLS_KEY_PATH)) {
     throw new ConfigError('Invalid configuration: TLS_CERT_PATH and TLS_KEY_PATH must be set together');
   }
+  if (e.SMTP_MAX_BUFFERED_BYTES < e.SMTP_MAX_MESSAGE_BYTES) {
+    // A message of the largest size would be answered "try again later" for ever.
+    throw new ConfigError(
+      `Invalid configuration: SMTP_MAX_BUFFERED_BYTES=${e.SMTP_MAX_BUFFERED_BYTES} is less than SMTP_MAX_MESSAGE_BYTES=${e.SMTP_MAX_MESSAGE_BYTES}`,
+    );
+  }
   const dataDir = resolve(e.DATA_DIR);
   return Object.freeze({
     http: {
@@ -163,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       port: e.SMTP_PORT,
       host: e.SMTP_HOST,
       maxMessageBytes: e.SMTP_MAX_MESSAGE_BYTES,
+      maxBufferedBytes: e.SMTP_MAX_BUFFERED_BYTES,
       maxConnections: e.SMTP_MAX_CONNECTIONS,
       maxConnectionsPerIp: e.SMTP_MAX_CONNECTIONS_PER_IP,
       minDataRateBytesPerSecond: e.SMTP_MIN_DATA_RATE_BYTES_PER_SECOND,

@@ -59,6 +59,11 @@ export const EnvSchema = Type.Object({
   DNS_SERVERS: Type.Optional(Type.String({ minLength: 1 })),
   SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://', description: 'an smtp:// or smtps:// URL' })),
   SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),
+  /**
+   * Bytes of messages in progress (DATA being received, and messages being stored) held in memory at once, over all
+   * connections of a process: a message that would pass it is answered 452 4.3.1, to be sent again later.
+   */
+  SMTP_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, default: 256 * 1024 * 1024 }),
   SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
   /** Concurrent connections one client address may hold (per process). */
   SMTP_MAX_CONNECTIONS_PER_IP: Type.Integer({ minimum: 1, default: 10 }),

@@ -13,6 +13,7 @@ export type SmtpRefusalReason =
   | 'too_many_connections'
   | 'too_slow'
   | 'too_many_refusals'
+  | 'insufficient_storage'
   | 'temporary_failure';
 
 /** What the SMTP edge reports as it answers (app.ts hands it the metrics' recorder). */
@@ -29,6 +30,8 @@ export interface SmtpReceiverOptions {
   /** Our host name, in the greeting and EHLO answer. */
   hostname: string;
   maxMessageBytes: number;
+  /** Bytes of messages in progress held at once, over all connections; a message past it gets 452 4.3.1. */
+  maxBufferedBytes: number;
   maxConnections: number;
   /** Connections one client address may hold at once, in this process. */
   maxConnectionsPerIp: number;
@@ -150,6 +153,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   const routes = new WeakMap<SMTPServerAddress, AcceptedRoute>();
   /** Recipients refused so far, per session (a connection keeps its session object through its transactions). */
   const refusedRecipients = new WeakMap<SMTPServerSession, number>();
+  /** Bytes of every message in progress, received or being stored: each connection can hold a message's worth. */
+  let buffered = 0;
   const { logger, observer } = options;
 
   async function decideRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<Error | null> {
@@ -209,6 +214,13 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     // The message goes straight into memory that ingest and its worker threads share, so it is held once.
     let shared: SharedBlocks | undefined = new SharedBlocks();
     let oversized = false;
+    let overBudget = false;
+    /** This message's part of `buffered`, given back once it is let go. */
+    let counted = 0;
+    const letGo = () => {
+      buffered -= counted;
+      counted = 0;
+    };
     const rate = watchDataRate(() => {
       logger.info({ session: session.id, clientIp: session.remoteAddress }, 'smtp data too slow, connection cut');
       observer?.refused('too_slow');
@@ -216,24 +228,36 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     });
     stream.on('data', (chunk: Buffer) => {
       rate.received(chunk.length);
-      if (oversized || !shared) return;
-      if (shared.size + chunk.length > options.maxMessageBytes) {
+      if (!shared) return;
+      oversized = shared.size + chunk.length > options.maxMessageBytes;
+      overBudget = !oversized && buffered + chunk.length > options.maxBufferedBytes;
+      if (oversized || overBudget) {
         // Keep reading to the end of DATA, but let go of what was held: the rest is discarded as it arrives.
-        oversized = true;
         shared = undefined;
+        letGo();
         return;
       }
       shared.append(chunk);
+      buffered += chunk.length;
+      counted += chunk.length;
     });
     stream.once('error', () => {
       rate.stop();
       shared = undefined;
+      letGo();
       done(TEMPORARY_FAILURE());
     });
     stream.once('end', () => {
       rate.stop();
       const endOfData = performance.now();
+      if (overBudget) {
+        logger.warn({ session: session.id, maxBufferedBytes: options.maxBufferedBytes }, 'smtp memory budget full');
+        observer?.refused('insufficient_storage');
+        done(smtpError(452, '4.3.1 Insufficient system storage, please try again later'));
+        return;
+      }
       if (oversized || stream.sizeExceeded || !shared) {
+        letGo();
         observer?.refused('message_too_large');
         done(smtpError(552, `5.3.4 Message size exceeds fixed maximum message size ${options.maxMessageBytes}`));
         return;
@@ -260,11 +284,13 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
             // the blocks any more. After a failure a worker may still be reading them, so they are left to the GC.
             observer?.accepted(held.size, (performance.now() - endOfData) / 1000);
             held.release();
+            letGo();
             const ids = result.emails.map((email) => email.id);
             const shown = ids.length > 5 ? `${ids.slice(0, 5).join(' ')} (+${ids.length - 5} more)` : ids.join(' ');
             done(null, `${QUEUED} ${shown}`);
           },
           (error) => {
+            letGo();
             logger.error({ err: error, session: session.id }, 'ingest failed');
             observer?.refused('temporary_failure');
             done(TEMPORARY_FAILURE());

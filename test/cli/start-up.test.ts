@@ -46,6 +46,10 @@ describe('start-up errors say what to do, without a stack trace', () => {
     [{ SMTP_RELAY_URL: 'smtp://[bad' }, 'SMTP_RELAY_URL="smtp://[bad" is not an smtp:// or smtps:// URL'],
     [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY="short" is not a text of at least 16 characters'],
     [
+      { SMTP_MAX_BUFFERED_BYTES: '1048576' },
+      'SMTP_MAX_BUFFERED_BYTES=1048576 is less than SMTP_MAX_MESSAGE_BYTES=41943040',
+    ],
+    [
       { DNS_SERVERS: '1.1.1.1,dns.google' },
       'DNS_SERVERS="1.1.1.1,dns.google" is not a comma-separated list of IP addresses, each optionally with :port ' +
         '(e.g. 1.1.1.1,[2606:4700::1111]:53)',

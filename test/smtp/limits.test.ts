@@ -202,3 +202,47 @@ test('RCPT: the 20th recipient a connection has refused is followed by 421 4.7.0
     await dns.close();
   }
 });
+
+test('SMTP_MAX_BUFFERED_BYTES: a message that would pass what all connections may hold gets 452 4.3.1, then fits once it is free', async () => {
+  const dns = await startDnsServer();
+  const address = 'budget@limits.test';
+  const server = await startReceivingApp(dns, address, {
+    SMTP_MAX_MESSAGE_BYTES: String(1024 * 1024),
+    SMTP_MAX_BUFFERED_BYTES: String(1536 * 1024),
+  });
+  const message = (bytes: number) => `Subject: budget\r\n\r\n${'x'.repeat(76)}\r\n`.repeat(Math.ceil(bytes / 98));
+  const send = async (client: SmtpConversation, body: string) => {
+    await client.write(`${body}.\r\n`);
+    return client.reply();
+  };
+  try {
+    // The first holds 900 KB while still receiving; the second's 700 KB would make 1.6 MB of the 1.5 MB allowed.
+    const first = await openSmtpConversation(server.smtpPort);
+    const second = await openSmtpConversation(server.smtpPort);
+    for (const client of [first, second]) {
+      assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+      assert.match(await client.command('MAIL FROM:<ann@sender.test>'), /^250 /);
+      assert.match(await client.command(`RCPT TO:<${address}>`), /^250 /);
+      assert.match(await client.command('DATA'), /^354 /);
+    }
+    const held = message(900 * 1024);
+    await first.write(held);
+    // Written is not yet read: a moment lets the server take the first's bytes before the second's arrive.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(
+      await send(second, message(700 * 1024)),
+      '452 4.3.1 Insufficient system storage, please try again later',
+    );
+    assert.match(await send(first, ''), /^250 /);
+    // Stored and let go, the first no longer counts: the same message now fits.
+    assert.match(await second.command('MAIL FROM:<ann@sender.test>'), /^250 /);
+    assert.match(await second.command(`RCPT TO:<${address}>`), /^250 /);
+    assert.match(await second.command('DATA'), /^354 /);
+    assert.match(await send(second, message(700 * 1024)), /^250 /);
+    await first.quit();
+    await second.quit();
+  } finally {
+    await server.close();
+    await dns.close();
+  }
+});
