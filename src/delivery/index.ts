@@ -10,7 +10,6 @@ export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions }
 export {
   attachmentDownloadUrl,
   buildEmailReceivedPayload,
-  carriesCleanedHtml,
   MAX_PAYLOAD_BYTES,
   type PayloadEmail,
 } from './email-received-payload.ts';

@@ -23,13 +23,15 @@ export interface AnalysisWorkerData {
   dnsServers: string[];
   mxHost: string;
   spamd?: SpamdConfig;
+  /** See webhookHtml. */
+  webhookHtmlMaxChars: number;
 }
 
 /**
  * Parsing and verdicts (authentication, and spam when spamd is configured), off the event loop that serves SMTP and
  * HTTP. Receives the message in SharedArrayBuffers (no copy), answers with its Analysis.
  */
-const { dnsServers, mxHost, spamd } = workerData as AnalysisWorkerData;
+const { dnsServers, mxHost, spamd, webhookHtmlMaxChars } = workerData as AnalysisWorkerData;
 const checkVerdicts = createVerdictChecker(createDnsLookup(dnsServers).raw, spamd && createSpamScanner(spamd));
 
 /**
@@ -65,6 +67,6 @@ serveRequests<AnalysisRequest, Analysis>(async (request) => {
     parsed,
     verdicts,
     contentSha256: contentSha256(chunks),
-    sanitizedHtml: webhookHtml(parsed, request.routedToWebhook),
+    sanitizedHtml: webhookHtml(parsed, request.routedToWebhook, webhookHtmlMaxChars),
   };
 });

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { carriesCleanedHtml } from '../delivery/index.ts';
 import { type ParsedMessage, sanitizeEmailHtml } from '../mime/index.ts';
 import type { Verdicts } from './verdicts.ts';
 
@@ -17,12 +16,13 @@ export interface Analysis {
  * The HTML body sanitized as a webhook body carries it (`cleanedContent.html`), when a recipient's route sends the
  * message to a webhook and it has HTML: computed once per message with its analysis, off the event loop, instead of
  * per webhook on the event loop (a few milliseconds for 10 KB of HTML). It goes to the delivery worker with the
- * message's fresh jobs, not to the database; a job claimed later sanitizes again. HTML too long for the body to
- * carry it is not sanitized.
+ * message's fresh jobs, not to the database; a job claimed later sanitizes again. HTML of `maxChars` characters or
+ * more is not sanitized: its JSON alone passes the webhook body's limit, whose trim drops the sanitized copy (see
+ * delivery's carriesCleanedHtml, which the analysis worker does not load with all of delivery).
  */
-export function webhookHtml(parsed: ParsedMessage, routedToWebhook: boolean): string | undefined {
+export function webhookHtml(parsed: ParsedMessage, routedToWebhook: boolean, maxChars: number): string | undefined {
   const { htmlBody } = parsed;
-  return routedToWebhook && htmlBody !== null && carriesCleanedHtml(htmlBody) ? sanitizeEmailHtml(htmlBody) : undefined;
+  return routedToWebhook && htmlBody !== null && htmlBody.length < maxChars ? sanitizeEmailHtml(htmlBody) : undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { BlobStore } from '../blobs/index.ts';
 import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import { isCommitOutcomeUnknown } from '../db/index.ts';
-import type { JobLease } from '../delivery/index.ts';
+import { type JobLease, MAX_PAYLOAD_BYTES } from '../delivery/index.ts';
 import { parseMessage, receivedHeader } from '../mime/index.ts';
 import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
 import { WorkerLost, WorkerPool } from '../workers/index.ts';
@@ -101,7 +101,12 @@ export function createIngestService(deps: IngestDependencies) {
       ? new WorkerPool<AnalysisRequest, Analysis>(
           new URL('./analysis-worker.ts', import.meta.url),
           workers,
-          { dnsServers: deps.dnsServers, mxHost: deps.mxHost, spamd: deps.spamd } satisfies AnalysisWorkerData,
+          {
+            dnsServers: deps.dnsServers,
+            mxHost: deps.mxHost,
+            spamd: deps.spamd,
+            webhookHtmlMaxChars: MAX_PAYLOAD_BYTES,
+          } satisfies AnalysisWorkerData,
           INGEST_THREAD_NAMES.analysis,
           ANALYSIS_YOUNG_GENERATION_MB,
         )
@@ -143,7 +148,7 @@ export function createIngestService(deps: IngestDependencies) {
       parsed,
       verdicts,
       contentSha256: contentSha256(message.raw),
-      sanitizedHtml: webhookHtml(parsed, routedToWebhook),
+      sanitizedHtml: webhookHtml(parsed, routedToWebhook, MAX_PAYLOAD_BYTES),
     };
   }
   /** Each recipient with what its account's rules decided: they see the envelope, the parsed message and verdicts. */
