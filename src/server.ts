@@ -73,7 +73,7 @@ function banner(app: App, bound: Bound): string[] {
     `  Database  ${started.database}`,
     `  Blobs     ${started.blobStore}`,
     `  Data      ${started.dataDir}`,
-    `  HTTP      ${started.http} (API at ${bound.httpUrl}, docs at ${bound.httpUrl}/docs)`,
+    `  HTTP      ${started.http} (${config.http.console ? `console at ${bound.httpUrl}/, ` : ''}API at ${bound.httpUrl}, docs at ${bound.httpUrl}/docs)`,
     `  SMTP      ${started.smtp}`,
     `  MX host   ${started.mxHost}`,
     `  DNS       ${started.dnsServers.length > 0 ? started.dnsServers.join(', ') : 'system resolvers'}`,

@@ -172,7 +172,7 @@ describe('start banner', () => {
         `  Database  ${database}`,
         `  Blobs     filesystem ${dataDir}/blobs`,
         `  Data      ${dataDir}`,
-        `  HTTP      ${http} (API at ${server.httpUrl}, docs at ${server.httpUrl}/docs)`,
+        `  HTTP      ${http} (console at ${server.httpUrl}/, API at ${server.httpUrl}, docs at ${server.httpUrl}/docs)`,
         `  SMTP      ${smtp}`,
         '  MX host   mx.mailroom.test',
         '  DNS       127.0.0.1:5399',
