@@ -81,20 +81,32 @@ export async function setUpSandbox(
 }
 
 async function findDomain(domains: DomainsService, accountId: string): Promise<Domain | undefined> {
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await domains.list(accountId, { limit: PAGE, offset });
-    const found = page.domains.find(({ domain }) => domain.domain === SANDBOX_DOMAIN);
-    if (found) return found.domain;
-    if (offset + PAGE >= page.total) return undefined;
-  }
+  return findInPages(
+    async (offset) => {
+      const page = await domains.list(accountId, { limit: PAGE, offset });
+      return { items: page.domains.map(({ domain }) => domain), total: page.total };
+    },
+    ({ domain }) => domain === SANDBOX_DOMAIN,
+  );
 }
 
 /** The sandbox address among the domain's addresses, however many the user added (newest are listed first). */
 async function findInbox(addresses: EmailAddressesService, accountId: string, domainId: string) {
+  return findInPages(
+    (offset) => addresses.list(accountId, { limit: PAGE, offset, domainId }),
+    ({ address }) => address === SANDBOX_ADDRESS,
+  );
+}
+
+/** The first item `wanted` picks, reading a list PAGE items at a time until one does or none are left. */
+async function findInPages<T>(
+  read: (offset: number) => Promise<{ items: T[]; total: number }>,
+  wanted: (item: T) => boolean,
+): Promise<T | undefined> {
   for (let offset = 0; ; offset += PAGE) {
-    const page = await addresses.list(accountId, { limit: PAGE, offset, domainId });
-    const found = page.items.find(({ address }) => address === SANDBOX_ADDRESS);
+    const { items, total } = await read(offset);
+    const found = items.find(wanted);
     if (found) return found;
-    if (offset + PAGE >= page.total) return undefined;
+    if (offset + PAGE >= total) return undefined;
   }
 }
