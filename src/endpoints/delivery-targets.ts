@@ -68,6 +68,11 @@ const verifiedDomain = preparedQuery((db, { accountId, domain }: { accountId: st
     .where('status', '=', 'verified'),
 );
 
+/** Whether `domain` is a verified domain of the account: one a forward may be sent from (`fromAddress`). */
+export async function isVerifiedDomain(db: Db, accountId: string, domain: string): Promise<boolean> {
+  return (await verifiedDomain(db, { accountId, domain })).length > 0;
+}
+
 /** What a delivery reads of its target, for each job (see DeliveryTargets.load). */
 const endpointRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
   db
@@ -162,8 +167,7 @@ export class DeliveryTargets {
   private async ownFromAddress(accountId: string, address: string | undefined): Promise<string | undefined> {
     if (!address) return undefined;
     const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-    const [owned] = await verifiedDomain(this.db, { accountId, domain });
-    return owned ? address : undefined;
+    return (await isVerifiedDomain(this.db, accountId, domain)) ? address : undefined;
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   type RecentDelivery,
   withDeliveryStats,
 } from './delivery-history.ts';
+import { isVerifiedDomain } from './delivery-targets.ts';
 import {
   type ConfigChecks,
   checkDescription,
@@ -285,16 +286,7 @@ export class EndpointsService {
     return {
       assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: this.allowPrivateDestinations, dns: this.dns }),
       assertPublicForwardAddress: (address) => assertPublicForwardAddress(address, this.allowPrivateDestinations),
-      isVerifiedDomain: async (domain) =>
-        Boolean(
-          await this.db
-            .selectFrom('domains')
-            .select('id')
-            .where('account_id', '=', accountId)
-            .where('domain', '=', domain)
-            .where('status', '=', 'verified')
-            .executeTakeFirst(),
-        ),
+      isVerifiedDomain: (domain) => isVerifiedDomain(this.db, accountId, domain),
     };
   }
 
