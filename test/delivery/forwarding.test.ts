@@ -324,4 +324,32 @@ describe('forwarding by direct MX delivery (no SMTP_RELAY_URL)', () => {
       await mx.close();
     }
   });
+
+  test('a recipient domain in Unicode is looked up, and addressed, in its ASCII form', async () => {
+    const mx = await startSmtpSink();
+    const direct = await startTestApp({ DNS_SERVERS: dns.address, FORWARD_MX_PORT: String(mx.port) });
+    try {
+      const directApi = apiClient(direct.baseUrl, direct.apiKey);
+      const { id } = await createVerifiedDomain(directApi, dns, 'idn.test');
+      dns.set('xn--bcher-kva.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
+      const endpoint = await createForwardEndpoint(directApi, 'Unicode', 'email', { forwardTo: 'leser@bücher.test' });
+      await routeAddress(directApi, 'in@idn.test', id, { endpointId: endpoint.id });
+      const sent = await sendMail({
+        port: direct.smtpPort,
+        from: 'ann@sender.test',
+        to: 'in@idn.test',
+        subject: 'IDN',
+      });
+      assert.equal(sent.code, 250, sent.response);
+      const delivery = await waitForDelivery(directApi, sent.queuedIds[0]!);
+      assert.equal(delivery.status, 'success', JSON.stringify(delivery.attemptLog));
+      // The sink's smtp-server shows the domain in Unicode whichever form came on the wire.
+      assert.deepEqual(mx.messages[0]!.rcptTo, ['leser@bücher.test']);
+      assert.equal(mx.messages[0]!.smtpUtf8, false);
+      assert.equal(mx.messages[0]!.parsed.subject, 'IDN');
+    } finally {
+      await direct.close();
+      await mx.close();
+    }
+  });
 });

@@ -5,6 +5,8 @@ import { SMTPServer } from 'smtp-server';
 export interface SunkMessage {
   mailFrom: string;
   rcptTo: string[];
+  /** Whether the sender asked for SMTPUTF8: what a server without the extension would refuse. */
+  smtpUtf8: boolean;
   parsed: ParsedMail;
 }
 
@@ -38,6 +40,7 @@ export async function startSmtpSink() {
           messages.push({
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             rcptTo: session.envelope.rcptTo.map((r) => r.address),
+            smtpUtf8: session.envelope.smtpUtf8 === true,
             parsed,
           });
           for (const waiter of [...waiters]) {
