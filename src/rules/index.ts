@@ -10,4 +10,4 @@ export {
   VERDICT_WORDS,
 } from './rule-model.ts';
 export { type RuleCheck, type RuleInput, RulesService } from './rules-service.ts';
-export { TEXT_OPERATORS } from './text-pattern.ts';
+export { EXAMINED_CHARS, TEXT_OPERATORS } from './text-pattern.ts';

@@ -1,6 +1,6 @@
 import type { RuleMatch } from '../mail/index.ts';
 import { CONDITION_NAMES, type ConditionName, type Rule, type RuleConditions, type VerdictWord } from './rule-model.ts';
-import { compilePattern, type TextPattern } from './text-pattern.ts';
+import { compilePattern, RegexBudget, type TextPattern } from './text-pattern.ts';
 
 /** What rules look at in one message for one recipient. */
 export interface MessageFacts {
@@ -52,7 +52,8 @@ export interface ConditionResult {
 export interface CompiledRule {
   rule: Pick<Rule, 'id' | 'name' | 'action'>;
   source: RuleMatch['source'];
-  check(facts: MessageFacts): ConditionResult[];
+  /** Each condition's result; `budget` is the message's, shared by all the rules run on it. */
+  check(facts: MessageFacts, budget?: RegexBudget): ConditionResult[];
 }
 
 /** Everything rules decided for one recipient's copy of a message. */
@@ -77,11 +78,11 @@ const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1
 const valuesOf = (value: string | readonly string[] | undefined): readonly string[] =>
   value === undefined ? [] : typeof value === 'string' ? [value] : value;
 
-type ConditionCheck = (facts: MessageFacts) => boolean;
+type ConditionCheck = (facts: MessageFacts, budget: RegexBudget) => boolean;
 
 function textCheck(field: string, pattern: TextPattern, pick: (facts: MessageFacts) => (string | null)[]) {
   const test = compilePattern(field, pattern);
-  return (facts: MessageFacts) => test(pick(facts));
+  return (facts: MessageFacts, budget: RegexBudget) => test(pick(facts), budget);
 }
 
 function verdictCheck(field: 'spf' | 'dkim' | 'dmarc', words: readonly VerdictWord[]): ConditionCheck {
@@ -104,9 +105,9 @@ function compileConditions(conditions: RuleConditions): Array<[ConditionName, Co
       ((headers) => {
         const each = headers.map((header) => {
           const test = compilePattern('headers', header.value);
-          return (facts: MessageFacts) => test(valuesOf(facts.headers[header.name]));
+          return (facts: MessageFacts, budget: RegexBudget) => test(valuesOf(facts.headers[header.name]), budget);
         });
-        return (facts: MessageFacts) => each.every((check) => check(facts));
+        return (facts: MessageFacts, budget: RegexBudget) => each.every((check) => check(facts, budget));
       })(conditions.headers),
     hasAttachment:
       conditions.hasAttachment === undefined
@@ -130,7 +131,8 @@ export function compileRule(
   return {
     rule: { id: rule.id, name: rule.name, action: rule.action },
     source,
-    check: (facts) => conditions.map(([condition, check]) => ({ condition, matched: check(facts) })),
+    check: (facts, budget = new RegexBudget()) =>
+      conditions.map(([condition, check]) => ({ condition, matched: check(facts, budget) })),
   };
 }
 
@@ -160,8 +162,9 @@ export function evaluateRules(rules: readonly CompiledRule[], facts: MessageFact
   const matches: RuleMatch[] = [];
   let decided: RuleMatch | undefined;
   const tags: string[] = [];
+  const budget = new RegexBudget();
   for (const compiled of rules) {
-    if (!compiled.check(facts).every((result) => result.matched)) continue;
+    if (!compiled.check(facts, budget).every((result) => result.matched)) continue;
     const { id, name, action } = compiled.rule;
     const match: RuleMatch = { ruleId: id, name, source: compiled.source, action: action.type, applied: true };
     if (action.type === 'tag') {

@@ -33,11 +33,38 @@ function linearRegExp(source: string): RegExp {
 }
 
 /**
- * How much of a field's values a regex is searched in, all of them together. The linear-time engine still costs the
- * characters times the pattern's length, on the event loop every account shares, and an outside sender chooses the
- * subject and the headers, and may repeat a header thousands of times (see docs/internals.md, Rules).
+ * How much of a field's values a text condition looks at, all of them together. An outside sender chooses the
+ * subject and the headers, and may repeat a header thousands of times; every condition of every rule of the account
+ * would otherwise read all of it, on the event loop every account shares (see docs/internals.md, Rules).
  */
-const REGEX_SEARCHED_CHARS = 16_384;
+export const EXAMINED_CHARS = 16_384;
+
+/**
+ * Regex work one message's rules may do, in characters searched times the pattern's length: the linear-time engine
+ * costs about that, some 60 ms at most for the longest pattern over a whole window, which is the budget.
+ */
+const REGEX_WORK_PER_MESSAGE = EXAMINED_CHARS * MAX_PATTERN_LENGTH;
+
+/** What is left of REGEX_WORK_PER_MESSAGE while one message's rules run; spent, a regex searches nothing. */
+export class RegexBudget {
+  left = REGEX_WORK_PER_MESSAGE;
+}
+
+/** The values a condition looks at: in order, within EXAMINED_CHARS in all, the last one cut when `cut` allows. */
+function examined(values: readonly (string | null)[], cut: boolean): string[] {
+  const seen: string[] = [];
+  let left = EXAMINED_CHARS;
+  for (const value of values) {
+    if (value === null) continue;
+    if (value.length > left) {
+      if (cut && left > 0) seen.push(value.slice(0, left));
+      break;
+    }
+    seen.push(value);
+    left -= value.length;
+  }
+  return seen;
+}
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -75,11 +102,15 @@ function wildcardMatcher(value: string): (candidate: string) => boolean {
   };
 }
 
+/** A predicate over a field's values (null for one that is absent), true when one of them matches. */
+export type PatternTest = (values: readonly (string | null)[], budget: RegexBudget) => boolean;
+
 /**
- * A predicate for `pattern` over a field's values (null for one that is absent), true when one of them matches; or
- * Invalid (naming `field`) when the pattern cannot be used.
+ * The predicate for `pattern`, or Invalid (naming `field`) when the pattern cannot be used. `contains` and `regex`
+ * look in the part of a value within EXAMINED_CHARS; `exact` and `wildcard` compare whole values only, as a cut
+ * value is not the value.
  */
-export function compilePattern(field: string, pattern: TextPattern): (values: readonly (string | null)[]) => boolean {
+export function compilePattern(field: string, pattern: TextPattern): PatternTest {
   const { operator, value } = pattern;
   if (value.length === 0) throw new Invalid(`${field}: value must not be empty`);
   if (value.length > MAX_PATTERN_LENGTH) {
@@ -93,24 +124,24 @@ export function compilePattern(field: string, pattern: TextPattern): (values: re
       : operator === 'contains'
         ? (candidate: string) => candidate.toLowerCase().includes(lower)
         : wildcardMatcher(value);
-  return (values) => values.some((candidate) => candidate !== null && test(candidate));
+  const cut = operator === 'contains';
+  return (values) => examined(values, cut).some(test);
 }
 
-/** Searches the values in turn, within REGEX_SEARCHED_CHARS of them in all. */
-function regexSearch(field: string, source: string): (values: readonly (string | null)[]) => boolean {
+/** Searches the examined values in turn, while the message's regex budget lasts. */
+function regexSearch(field: string, source: string): PatternTest {
   let regex: RegExp;
   try {
     regex = linearRegExp(source);
   } catch (error) {
     throw new Invalid(`${field}: invalid regex (${(error as Error).message})`);
   }
-  return (values) => {
-    let left = REGEX_SEARCHED_CHARS;
-    for (const candidate of values) {
-      if (candidate === null) continue;
-      if (left <= 0) return false;
-      if (regex.test(candidate.length > left ? candidate.slice(0, left) : candidate)) return true;
-      left -= candidate.length;
+  return (values, budget) => {
+    for (const candidate of examined(values, true)) {
+      if (budget.left < source.length) return false;
+      const searchable = Math.min(candidate.length, Math.floor(budget.left / source.length));
+      budget.left -= Math.max(searchable, 1) * source.length;
+      if (regex.test(searchable < candidate.length ? candidate.slice(0, searchable) : candidate)) return true;
     }
     return false;
   };

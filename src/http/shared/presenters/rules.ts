@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { RuleMatch, StoredEmail } from '../../../mail/index.ts';
-import { CONDITION_NAMES, type Rule, TEXT_OPERATORS, VERDICT_WORDS } from '../../../rules/index.ts';
+import { CONDITION_NAMES, EXAMINED_CHARS, type Rule, TEXT_OPERATORS, VERDICT_WORDS } from '../../../rules/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
 
 /** A string that is one of `values`, typed as their union. */
@@ -15,8 +15,9 @@ const TextPatternSchema = Type.Object(
   {
     description:
       '`exact` whole value, `contains` part of it, `wildcard` with `*` for any run (`*@example.com`), all ignoring ' +
-      'case; `regex` searched for in the first 16,384 characters, case-sensitive (linear-time engine: no ' +
-      'backreferences, lookarounds or flags)',
+      'case; `regex` searched for, case-sensitive (linear-time engine: no backreferences, lookarounds or flags). ' +
+      `Each looks at the first ${EXAMINED_CHARS.toLocaleString('en')} characters of the field (a repeated header: ` +
+      'of its values together); `exact` and `wildcard` compare whole values only',
   },
 );
 const VerdictsSchema = Type.Array(literals(VERDICT_WORDS), { minItems: 1 });
