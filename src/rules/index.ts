@@ -9,5 +9,5 @@ export {
   type RuleConditions,
   VERDICT_WORDS,
 } from './rule-model.ts';
-export { type RuleCheck, type RuleInput, RulesService } from './rules-service.ts';
+export { MAX_RULES_PER_ACCOUNT, type RuleCheck, type RuleInput, RulesService } from './rules-service.ts';
 export { EXAMINED_CHARS, TEXT_OPERATORS } from './text-pattern.ts';

@@ -1,4 +1,4 @@
-import { type Clock, Invalid, isoNow, NotFound, newId, type Page } from '../core/index.ts';
+import { type Clock, Invalid, isoNow, LimitReached, NotFound, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
 import type { RuleEvaluator } from './rule-evaluator.ts';
@@ -13,6 +13,12 @@ import {
   validatePriority,
 } from './rule-model.ts';
 import { actionColumns, ruleFromRow } from './rule-rows.ts';
+
+/**
+ * Rules an account may have, active or not (Cloudflare Email Routing allows as many per zone). Every message to the
+ * account runs them all on the event loop; EXAMINED_CHARS bounds what each condition reads of a hostile message.
+ */
+export const MAX_RULES_PER_ACCOUNT = 200;
 
 /** A rule as sent to create it; `conditions` and `action` are checked by the service. */
 export interface RuleInput {
@@ -92,6 +98,14 @@ export class RulesService {
     const conditions = validateConditions(input.conditions);
     const action = await this.checkedAction(accountId, input.action);
     const priority = input.priority === undefined ? DEFAULT_PRIORITY : validatePriority(input.priority);
+    const rules = await this.#db
+      .selectFrom('rules')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    if (Number(rules.n) >= MAX_RULES_PER_ACCOUNT) {
+      throw new LimitReached(`Rule limit reached: an account can have at most ${MAX_RULES_PER_ACCOUNT} rules`);
+    }
     const now = isoNow(this.#clock);
     const id = newId('rule');
     await this.#db

@@ -7,7 +7,7 @@ import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 
-/** What rules read of a message an outside sender wrote. */
+/** What rules read of a message an outside sender wrote, and how many rules an account may have. */
 
 let dns: DnsServer;
 let server: TestApp;
@@ -93,4 +93,24 @@ test("a message's rules share one regex budget: a long pattern over a long subje
   await api.delete(`/api/e2/guard/${first}`);
   assert.deepEqual(await tags(`${'x'.repeat(16_378)}needle`), ['second']);
   await api.delete(`/api/e2/guard/${second}`);
+});
+
+test('an account has at most 200 rules: the next is 403 until one is deleted', async () => {
+  const many = apiClient(server.baseUrl, await server.newAccountKey('many-rules'));
+  const rule = (n: number) => ({
+    name: `Rule ${n}`,
+    conditions: { subject: { operator: 'contains', value: `word${n}` } },
+    action: { type: 'tag', tag: `t${n}` },
+  });
+  const ids: string[] = [];
+  for (let n = 1; n <= 200; n++) ids.push(await createRule(many, rule(n)));
+  const refused = await many.post('/api/e2/guard', rule(201));
+  assert.deepEqual(
+    [refused.status, refused.body],
+    [403, { error: 'Rule limit reached: an account can have at most 200 rules' }],
+  );
+  // Another account's count is its own.
+  await createRule(api, rule(1)).then((id) => api.delete(`/api/e2/guard/${id}`));
+  assert.equal((await many.delete(`/api/e2/guard/${ids[0]}`)).status, 200);
+  await createRule(many, rule(201));
 });

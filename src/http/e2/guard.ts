@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { NotSupported } from '../../core/index.ts';
-import type { RulesService } from '../../rules/index.ts';
+import { MAX_RULES_PER_ACCOUNT, type RulesService } from '../../rules/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
@@ -52,7 +52,8 @@ export function createRule(app: Api, { tags, rules }: GuardRouteOptions) {
         summary: 'Create a rule',
         description:
           '`name`, `conditions` (at least one) and `action` are required. Matches combine in priority order: the ' +
-          'first block or route decides where the email goes (later ones are recorded, not applied); tags accumulate.',
+          'first block or route decides where the email goes (later ones are recorded, not applied); tags accumulate. ' +
+          `An account has at most ${MAX_RULES_PER_ACCOUNT} rules (403 past that).`,
         body: Type.Object(ruleFields),
         response: { 201: RuleSchema, ...errorResponses },
       },
