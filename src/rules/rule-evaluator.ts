@@ -1,6 +1,6 @@
 import type { Db } from '../db/index.ts';
 import {
-  blocklistRule,
+  Blocklist,
   type CompiledRule,
   compileRule,
   evaluateRules,
@@ -16,6 +16,12 @@ import { ruleFromRow } from './rule-rows.ts';
  */
 export const RULES_CACHE_MS = 5_000;
 
+/** An account's blocklist and its active rules by priority, compiled. */
+interface AccountRules {
+  blocklist: Blocklist;
+  rules: CompiledRule[];
+}
+
 /** Accounts kept at most; past that the cache starts over. */
 const MAX_ACCOUNTS = 10_000;
 
@@ -25,15 +31,16 @@ const MAX_ACCOUNTS = 10_000;
  */
 export class RuleEvaluator {
   readonly #db: Db;
-  readonly #kept = new Map<string, { at: number; rules: Promise<CompiledRule[]> }>();
+  readonly #kept = new Map<string, { at: number; rules: Promise<AccountRules> }>();
 
   constructor(db: Db) {
     this.#db = db;
   }
 
   async evaluate(accountId: string, facts: MessageFacts): Promise<RuleOutcome> {
-    const rules = await this.rulesOf(accountId);
-    return rules.length === 0 ? NO_RULES_MATCHED : evaluateRules(rules, facts);
+    const { blocklist, rules } = await this.rulesOf(accountId);
+    if (blocklist.size === 0 && rules.length === 0) return NO_RULES_MATCHED;
+    return evaluateRules([...blocklist.entriesFor(facts), ...rules], facts);
   }
 
   /** Drops what is kept for the account, after a change to its rules or blocklist. */
@@ -41,7 +48,7 @@ export class RuleEvaluator {
     this.#kept.delete(accountId);
   }
 
-  private rulesOf(accountId: string): Promise<CompiledRule[]> {
+  private rulesOf(accountId: string): Promise<AccountRules> {
     const now = Date.now();
     const kept = this.#kept.get(accountId);
     if (kept && now - kept.at < RULES_CACHE_MS) return kept.rules;
@@ -56,7 +63,7 @@ export class RuleEvaluator {
     return rules;
   }
 
-  private async load(accountId: string): Promise<CompiledRule[]> {
+  private async load(accountId: string): Promise<AccountRules> {
     const [blocked, rows] = await Promise.all([
       this.#db
         .selectFrom('blocked_senders')
@@ -73,9 +80,9 @@ export class RuleEvaluator {
         .orderBy('id')
         .execute(),
     ]);
-    return [
-      ...blocked.map((entry) => blocklistRule({ id: entry.id, emailAddress: entry.email_address })),
-      ...rows.map((row) => compileRule(ruleFromRow(row))),
-    ];
+    return {
+      blocklist: new Blocklist(blocked.map((entry) => ({ id: entry.id, emailAddress: entry.email_address }))),
+      rules: rows.map((row) => compileRule(ruleFromRow(row))),
+    };
   }
 }

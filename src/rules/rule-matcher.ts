@@ -137,20 +137,46 @@ export function compileRule(
 }
 
 /**
- * A blocklist entry as a rule named by its address: an address, or `*@domain`, matched against the senders like a
- * `sender` condition.
+ * An account's blocklist: each entry (an address, or `*@domain`) a block rule named by its address, matched against
+ * the senders like a `sender` condition. Entries are found by the name they would match, so a message checks only the
+ * few that can name one of its senders, however long the list.
  */
-export function blocklistRule(entry: { id: string; emailAddress: string }): CompiledRule {
-  const operator = entry.emailAddress.includes('*') ? 'wildcard' : 'exact';
-  return compileRule(
-    {
-      id: entry.id,
-      name: entry.emailAddress,
-      action: { type: 'block' },
-      conditions: { sender: { operator, value: entry.emailAddress } },
-    },
-    'blocklist',
-  );
+export class Blocklist {
+  readonly #byName = new Map<string, { position: number; rule: CompiledRule }>();
+
+  /** `entries` in the order they run. */
+  constructor(entries: readonly { id: string; emailAddress: string }[]) {
+    entries.forEach((entry, position) => {
+      const operator = entry.emailAddress.includes('*') ? 'wildcard' : 'exact';
+      const rule = compileRule(
+        {
+          id: entry.id,
+          name: entry.emailAddress,
+          action: { type: 'block' },
+          conditions: { sender: { operator, value: entry.emailAddress } },
+        },
+        'blocklist',
+      );
+      this.#byName.set(entry.emailAddress, { position, rule });
+    });
+  }
+
+  get size(): number {
+    return this.#byName.size;
+  }
+
+  /** The entries that name the envelope sender or the From address, or either one's domain, in their order. */
+  entriesFor(facts: MessageFacts): CompiledRule[] {
+    const found = new Map<number, CompiledRule>();
+    for (const sender of [facts.mailFrom, facts.fromAddress]) {
+      if (!sender) continue;
+      for (const name of [sender, `*@${domainOf(sender)}`]) {
+        const entry = this.#byName.get(name);
+        if (entry) found.set(entry.position, entry.rule);
+      }
+    }
+    return [...found].sort(([a], [b]) => a - b).map(([, rule]) => rule);
+  }
 }
 
 /**

@@ -114,3 +114,30 @@ test('an account has at most 200 rules: the next is 403 until one is deleted', a
   assert.equal((await many.delete(`/api/e2/guard/${ids[0]}`)).status, 200);
   await createRule(many, rule(201));
 });
+
+test('a long blocklist: the entries that name the sender or its domain block, in the order they were added', async () => {
+  const to = 'listed@bounds.test';
+  await routeAddress(api, to, domainId, { endpointId: hook.id });
+  const block = async (emailAddress: string) => {
+    const added = await api.post('/api/e2/blocklist', { emailAddress });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    return added.body.id as string;
+  };
+  const ids = new Map<string, string>();
+  for (let n = 1; n <= 300; n++) {
+    const emailAddress = n === 150 ? '*@sender.test' : n === 300 ? 'ann@sender.test' : `spam${n}@bulk.test`;
+    ids.set(emailAddress, await block(emailAddress));
+  }
+  const matches = async (from: string) =>
+    (await api.post('/api/v2/routing/explain', { recipient: to, from })).body.rules.map(
+      (rule: { ruleId: string; applied: boolean }) => [rule.ruleId, rule.applied],
+    );
+  assert.deepEqual(await matches('Ann@Sender.test'), [
+    [ids.get('*@sender.test'), true],
+    [ids.get('ann@sender.test'), false],
+  ]);
+  assert.deepEqual(await matches('bob@sender.test'), [[ids.get('*@sender.test'), true]]);
+  assert.deepEqual(await matches('spam299@bulk.test'), [[ids.get('spam299@bulk.test'), true]]);
+  assert.deepEqual(await matches('bob@sub.sender.test'), []);
+  for (const emailAddress of ids.keys()) await api.post('/api/e2/blocklist/unblock', { emailAddress });
+});
