@@ -5,25 +5,28 @@ import { parentDomains } from './domain-name.ts';
 /** Who may register a domain name: one owner per name, and a verified domain's owner owns the names under it. */
 
 /**
- * Throws unless `domainName` is free for the account. With `mayDisplaceUnverified`, another account's unverified
- * registration of it does not count: its id is returned, for the caller to remove.
+ * Throws unless `domainName` is free for the account. Another account's registration that is not verified gives way
+ * (its id is returned, for the caller to remove) when `mayDisplaceUnverified`, or when it was made before
+ * `abandonedBefore`: verification gave up on it, and a name nobody proves to own is nobody's to hold.
  */
 export async function assertAvailable(
   db: Db,
   accountId: string,
   domainName: string,
-  mayDisplaceUnverified: boolean,
+  options: { mayDisplaceUnverified: boolean; abandonedBefore: string },
 ): Promise<string | undefined> {
   const existing = await db
     .selectFrom('domains')
-    .select(['id', 'account_id', 'status'])
+    .select(['id', 'account_id', 'status', 'created_at'])
     .where('domain', '=', domainName)
     .executeTakeFirst();
   if (!existing) return undefined;
   if (existing.account_id === accountId) {
     throw new Conflict('You have already added this domain to your account');
   }
-  if (mayDisplaceUnverified && existing.status !== 'verified') return existing.id;
+  // A verified domain stays verified whatever its DNS does later (DomainChecker), so it is never displaced.
+  const abandoned = existing.created_at < options.abandonedBefore;
+  if (existing.status !== 'verified' && (options.mayDisplaceUnverified || abandoned)) return existing.id;
   throw new Conflict(
     'This domain is already registered on our platform. If you believe this is an error or you need to transfer ownership, please contact our support team.',
     { code: 'DOMAIN_ALREADY_REGISTERED' },

@@ -107,7 +107,10 @@ export class DomainsService {
     }
     const parent = await nearestVerifiedAncestor(this.db, domainName);
     // Under a verified parent of this account, another account's unverified claim on the name gives way.
-    const displaced = await assertAvailable(this.db, accountId, domainName, parent?.account_id === accountId);
+    const displaced = await assertAvailable(this.db, accountId, domainName, {
+      mayDisplaceUnverified: parent?.account_id === accountId,
+      abandonedBefore: this.giveUpBefore(),
+    });
     if (parent && parent.account_id !== accountId) {
       throw new Conflict('Domain belongs to another account', { code: 'DOMAIN_BELONGS_TO_ANOTHER_ACCOUNT' });
     }
@@ -178,7 +181,13 @@ export class DomainsService {
           .execute();
       });
     } catch (error) {
-      if (isUniqueViolation(error)) await assertAvailable(this.db, accountId, domainName, false);
+      if (isUniqueViolation(error)) {
+        // Another request took the name meanwhile: say whose it is, and displace nothing now.
+        await assertAvailable(this.db, accountId, domainName, {
+          mayDisplaceUnverified: false,
+          abandonedBefore: this.giveUpBefore(),
+        });
+      }
       throw error;
     }
     const checked = await this.checker.check(row);
@@ -306,7 +315,7 @@ export class DomainsService {
    */
   async verifyPending(): Promise<{ checked: number; verified: number; failed: number }> {
     const rows = await this.db.selectFrom('domains').selectAll().where('status', '=', 'pending').execute();
-    const giveUpBefore = new Date(this.clock.now().getTime() - this.settings.giveUpAfterMs).toISOString();
+    const giveUpBefore = this.giveUpBefore();
     let verified = 0;
     let failed = 0;
     for (const row of rows) {
@@ -320,6 +329,11 @@ export class DomainsService {
       }
     }
     return { checked: rows.length, verified, failed };
+  }
+
+  /** Created before this and still not verified, a domain is one verification gave up on. */
+  private giveUpBefore(): string {
+    return new Date(this.clock.now().getTime() - this.settings.giveUpAfterMs).toISOString();
   }
 
   private async detail(row: DomainsTable): Promise<DomainDetail> {
