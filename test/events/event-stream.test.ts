@@ -225,6 +225,34 @@ describe('GET /api/v2/events', () => {
     receiver.answer();
   });
 
+  test('an account holds at most 20 streams at once: the next is 429 until one closes, and others are not held', async () => {
+    const key = await server.newAccountKey('streams');
+    const streams = [];
+    for (let n = 0; n < 20; n++) {
+      const stream = await openEventStream(server.baseUrl, key);
+      assert.equal(stream.response.status, 200);
+      streams.push(stream);
+    }
+    const refused = await fetch(`${server.baseUrl}/api/v2/events`, { headers: { authorization: `Bearer ${key}` } });
+    assert.deepEqual(
+      [refused.status, await refused.json()],
+      [429, { error: 'Too many event streams: an account holds at most 20 open at once; close one first' }],
+    );
+    const others = await openEventStream(server.baseUrl, server.apiKey);
+    assert.equal(others.response.status, 200);
+    await others.close();
+    await streams.pop()!.close();
+    // The server learns of the close when the socket goes.
+    let reopened: EventStream | undefined;
+    for (let tries = 0; tries < 50 && reopened?.response.status !== 200; tries++) {
+      await reopened?.close();
+      if (tries > 0) await delay(100);
+      reopened = await openEventStream(server.baseUrl, key);
+    }
+    assert.equal(reopened!.response.status, 200);
+    for (const stream of [...streams, reopened!]) await stream.close();
+  });
+
   test('per account: another account’s stream gets its own events and none of this one’s', async () => {
     const otherKey = await server.newAccountKey('events-other');
     const other = await openEventStream(server.baseUrl, otherKey);

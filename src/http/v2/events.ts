@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import type { AccountsService } from '../../accounts/index.ts';
 import type { EventHub, StreamedEvent } from '../../events/index.ts';
-import { errorResponses } from '../schemas.ts';
+import { ErrorBody, errorResponses } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
 
 /** A comment line this often keeps proxies and clients from taking a quiet stream for a dead one. */
@@ -12,6 +12,12 @@ const RECONNECT_MS = 1000;
 const EVENT_STREAM = 'text/event-stream; charset=utf-8';
 /** A client this far behind is cut off rather than buffered for; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * Streams one account may hold open at once in this process. Each holds a connection for as long as it lasts, and
+ * HTTP_MAX_CONNECTIONS is shared: without a cap one account (or a client that reconnects without closing) could
+ * take them all, and nobody else could reach the API.
+ */
+export const MAX_STREAMS_PER_ACCOUNT = 20;
 
 function frames(events: readonly StreamedEvent[]): string {
   return events.map((event) => `id: ${event.position}\nevent: ${event.type}\ndata: ${event.data}\n\n`).join('');
@@ -31,6 +37,12 @@ export function streamEvents(
   }: { tags: Tags; events: Pick<EventHub, 'subscribe'>; accounts: Pick<AccountsService, 'isKeyActive'> },
 ) {
   const open = new Set<ServerResponse>();
+  const openPerAccount = new Map<string, number>();
+  const countStream = (accountId: string, change: 1 | -1) => {
+    const count = (openPerAccount.get(accountId) ?? 0) + change;
+    if (count === 0) openPerAccount.delete(accountId);
+    else openPerAccount.set(accountId, count);
+  };
   app.addHook('preClose', async () => {
     for (const response of open) response.end();
   });
@@ -44,7 +56,8 @@ export function streamEvents(
           'email.received, delivery.succeeded, delivery.failed, domain.status_changed, alert.raised, ' +
           'alert.cleared and account.mail_limit_exceeded as they are committed. ' +
           'Each event has an opaque `id`; send the last one received as `Last-Event-ID` to resume after it ' +
-          '(events are kept for 7 days). Without it the stream starts now. Comments are sent every 15 s.',
+          '(events are kept for 7 days). Without it the stream starts now. Comments are sent every 15 s. ' +
+          `An account holds at most ${MAX_STREAMS_PER_ACCOUNT} streams open at once (429 past that).`,
         headers: Type.Object({ 'last-event-id': Type.Optional(Type.String()) }),
         response: {
           200: {
@@ -52,6 +65,7 @@ export function streamEvents(
             content: { 'text/event-stream': { schema: Type.String() } },
           },
           ...errorResponses,
+          429: ErrorBody,
         },
       },
     },
@@ -74,9 +88,22 @@ export function streamEvents(
           if (response.writableLength > MAX_BUFFERED_BYTES) response.socket?.resetAndDestroy();
         });
       };
-      const subscription = await events.subscribe(request.account.id, request.headers['last-event-id'], (batch) =>
-        writeWhileKeyActive(frames(batch)),
-      );
+      const accountId = request.account.id;
+      if ((openPerAccount.get(accountId) ?? 0) >= MAX_STREAMS_PER_ACCOUNT) {
+        return reply.code(429).send({
+          error: `Too many event streams: an account holds at most ${MAX_STREAMS_PER_ACCOUNT} open at once; close one first`,
+        });
+      }
+      countStream(accountId, 1);
+      let subscription: Awaited<ReturnType<typeof events.subscribe>>;
+      try {
+        subscription = await events.subscribe(accountId, request.headers['last-event-id'], (batch) =>
+          writeWhileKeyActive(frames(batch)),
+        );
+      } catch (error) {
+        countStream(accountId, -1);
+        throw error;
+      }
       reply.hijack();
       response.writeHead(200, {
         'content-type': EVENT_STREAM,
@@ -87,10 +114,14 @@ export function streamEvents(
       response.write(`retry: ${RECONNECT_MS}\n\n`);
       open.add(response);
       const heartbeat = setInterval(() => writeWhileKeyActive(': heartbeat\n\n'), HEARTBEAT_MS);
+      let ended = false;
       const end = () => {
+        if (ended) return;
+        ended = true;
         clearInterval(heartbeat);
         subscription.close();
         open.delete(response);
+        countStream(accountId, -1);
       };
       response.on('close', end);
       // The client may have gone while the subscription was opened, before 'close' was listened for.
