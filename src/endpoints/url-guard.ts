@@ -14,6 +14,10 @@ const BLOCKED_IPV4: Array<[string, number]> = [
   ['198.18.0.0', 15],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
+  // Documentation (RFC 5737): not on the Internet, so only a network that reuses them inside could answer.
+  ['192.0.2.0', 24],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
 ];
 const BLOCKED_IPV6: Array<[string, number]> = [
   ['::', 128],
@@ -26,6 +30,15 @@ const BLOCKED_IPV6: Array<[string, number]> = [
   ['64:ff9b:1::', 48],
   // Teredo: the IPv4 address inside is obfuscated, so there is nothing to check.
   ['2001::', 32],
+  // Not globally reachable (IANA's special-purpose registry): discard-only and dummy prefixes, benchmarking,
+  // ORCHID, documentation (RFC 3849, RFC 9637) and SRv6 SIDs.
+  ['100::', 64],
+  ['100:0:0:1::', 64],
+  ['2001:2::', 48],
+  ['2001:10::', 28],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
+  ['5f00::', 16],
 ];
 
 const blocked = new BlockList();

@@ -50,6 +50,8 @@ before(async () => {
   dns.set('mx-ipv6.test', [{ type: 'MX', exchange: 'mx.mx-ipv6.test', priority: 10 }]);
   dns.set('mx.mx-ipv6.test', [{ type: 'AAAA', address: '::1' }]);
   dns.set('no-mx.test', [{ type: 'A', address: '127.0.0.1' }]);
+  dns.set('mx-documentation.test', [{ type: 'MX', exchange: 'mx.mx-documentation.test', priority: 10 }]);
+  dns.set('mx.mx-documentation.test', [{ type: 'A', address: '198.51.100.7' }]);
   dns.set('null-mx.test', [{ type: 'MX', exchange: '.', priority: 0 }]);
   dns.set('private-backup.test', [
     { type: 'MX', exchange: 'mx1.private-backup.test', priority: 10 },
@@ -95,6 +97,7 @@ describe('forward targets with internal literal domains are refused on create an
       { email: refusedAddress('x@169.254.169.254'), email_group: refusedAddress('x@169.254.169.254') },
     ],
     ['x@api.localhost', { email: refusedAddress('x@api.localhost'), email_group: refusedAddress('x@api.localhost') }],
+    ['x@[203.0.113.5]', { email: refusedAddress('x@[203.0.113.5]'), email_group: refusedAddress('x@[203.0.113.5]') }],
     // No dot: the reference's address format refuses it first.
     [
       'x@localhost',
@@ -148,6 +151,7 @@ describe('direct MX delivery to internal addresses fails and connects nowhere', 
     ['ops@mx-metadata.test', `mx.mx-metadata.test resolves to 169.254.169.254: ${REASON}`],
     ['ops@mx-ipv6.test', `mx.mx-ipv6.test resolves to ::1: ${REASON}`],
     ['ops@no-mx.test', `no-mx.test resolves to 127.0.0.1: ${REASON}`],
+    ['ops@mx-documentation.test', `mx.mx-documentation.test resolves to 198.51.100.7: ${REASON}`],
   ];
   for (const [target, reason] of cases) {
     test(`a forward to ${target} fails at once with the reason, and the sink receives nothing`, async () => {

@@ -75,6 +75,21 @@ describe('isPrivateAddress', () => {
     // Teredo's IPv4 addresses are obfuscated.
     ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
     ['2606:4700:4700::1111', false],
+    // Special-purpose blocks IANA marks not globally reachable: documentation, discard, benchmarking, ORCHID, SRv6.
+    ['192.0.2.1', true],
+    ['198.51.100.7', true],
+    ['203.0.113.9', true],
+    ['2001:db8::1', true],
+    ['3fff::1', true],
+    ['100::1', true],
+    ['100:0:0:1::1', true],
+    ['2001:2::1', true],
+    ['2001:10::1', true],
+    ['5f00::1', true],
+    ['2002:cb00:7109::', true],
+    ['::ffff:c633:6407', true],
+    ['2001:20::1', false],
+    ['2001:4860:4860::8888', false],
     ['not-an-ip', true],
   ];
   for (const [ip, expected] of cases) {
@@ -122,6 +137,8 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
     ['http://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1'],
     ['http://2130706433/hook', '127.0.0.1'],
     ['http://0x7f.1/hook', '127.0.0.1'],
+    ['http://192.0.2.1/hook', '192.0.2.1'],
+    ['http://[2001:db8::1]/hook', '2001:db8::1'],
     ['http://internal.hooks.test/hook', 'internal.hooks.test resolves to 10.1.2.3'],
     ['http://mixed.hooks.test/hook', 'mixed.hooks.test resolves to fd00::5'],
     ['http://rebind.hooks.test/hook', 'rebind.hooks.test resolves to 169.254.169.254'],
