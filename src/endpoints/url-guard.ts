@@ -18,6 +18,8 @@ const BLOCKED_IPV4: Array<[string, number]> = [
   ['192.0.2.0', 24],
   ['198.51.100.0', 24],
   ['203.0.113.0', 24],
+  // Azure's WireServer, a public address each Azure VM reaches for its platform: goal state, certificates, extensions.
+  ['168.63.129.16', 32],
 ];
 const BLOCKED_IPV6: Array<[string, number]> = [
   ['::', 128],

@@ -42,6 +42,10 @@ describe('isPrivateAddress', () => {
     ['192.168.1.1', true],
     ['169.254.169.254', true],
     ['100.100.100.200', true],
+    // Azure's WireServer: a public address that answers only inside Azure, with the VM's goal state and certificates.
+    ['168.63.129.16', true],
+    ['::ffff:a83f:8110', true],
+    ['168.63.129.17', false],
     ['0.0.0.0', true],
     ['224.0.0.1', true],
     ['255.255.255.255', true],
@@ -133,6 +137,7 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
     ['http://192.168.0.10/hook', '192.168.0.10'],
     ['http://169.254.169.254/latest/meta-data', '169.254.169.254'],
     ['http://metadata.google.internal/computeMetadata/v1/', 'metadata.google.internal'],
+    ['http://168.63.129.16/machine?comp=goalstate', '168.63.129.16'],
     ['http://[::1]/hook', '::1'],
     ['http://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1'],
     ['http://2130706433/hook', '127.0.0.1'],
