@@ -21,31 +21,28 @@ const BLOCKED_IPV4: Array<[string, number]> = [
   // Azure's WireServer, a public address each Azure VM reaches for its platform: goal state, certificates, extensions.
   ['168.63.129.16', 32],
 ];
+/**
+ * Global unicast blocks that are not on the Internet all the same. Everything outside 2000::/3 is refused anyway:
+ * loopback, unspecified, unique-local (fc00::/7), link-local, site-local, multicast, local-use NAT64 (64:ff9b:1::/48,
+ * whose IPv4 address may sit anywhere from /48 to /96), discard-only (100::/64), SRv6 SIDs (5f00::/16) and the
+ * space the IETF keeps reserved.
+ */
 const BLOCKED_IPV6: Array<[string, number]> = [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-  // Local-use NAT64 (RFC 8215): its IPv4 address may sit anywhere from /48 to /96, and only a local translator uses it.
-  ['64:ff9b:1::', 48],
   // Teredo: the IPv4 address inside is obfuscated, so there is nothing to check.
   ['2001::', 32],
-  // Not globally reachable (IANA's special-purpose registry): discard-only and dummy prefixes, benchmarking,
-  // ORCHID, documentation (RFC 3849, RFC 9637) and SRv6 SIDs.
-  ['100::', 64],
-  ['100:0:0:1::', 64],
+  // Benchmarking, ORCHID, and documentation (RFC 3849, RFC 9637).
   ['2001:2::', 48],
   ['2001:10::', 28],
   ['2001:db8::', 32],
   ['3fff::', 20],
-  ['5f00::', 16],
 ];
 
 const blocked = new BlockList();
 for (const [network, prefix] of BLOCKED_IPV4) blocked.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of BLOCKED_IPV6) blocked.addSubnet(network, prefix, 'ipv6');
+/** IPv6's global unicast space (RFC 4291): every address of the IPv6 Internet lies in it. */
+const globalUnicast = new BlockList();
+globalUnicast.addSubnet('2000::', 3, 'ipv6');
 
 /** Names that reach the machine itself or a cloud metadata service whatever DNS says. */
 const BLOCKED_NAMES = /^(localhost|.*\.localhost|metadata|metadata\.google\.internal|instance-data(\.ec2\.internal)?)$/;
@@ -95,9 +92,10 @@ export function isPrivateAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 4) return blocked.check(ip, 'ipv4');
   if (family !== 6) return true;
-  if (blocked.check(ip, 'ipv6')) return true;
+  // A prefix that carries an IPv4 address goes where that address goes, inside 2000::/3 or not.
   const v4 = embeddedIpv4(ip);
-  return v4 !== undefined && blocked.check(v4, 'ipv4');
+  if (v4 !== undefined) return blocked.check(v4, 'ipv4');
+  return !globalUnicast.check(ip, 'ipv6') || blocked.check(ip, 'ipv6');
 }
 
 export interface UrlGuardOptions {

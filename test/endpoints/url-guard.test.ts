@@ -75,7 +75,14 @@ describe('isPrivateAddress', () => {
     // Local-use NAT64 may carry its IPv4 address at /48 (127.0.0.1 here) as well as at /96: all of it is refused.
     ['64:ff9b:1::808:808', true],
     ['64:ff9b:1:7f00:0:100:808:808', true],
-    ['64:ff9b:2::808:808', false],
+    // Beside it lies space the IETF keeps reserved, like all of IPv6 outside global unicast (2000::/3).
+    ['64:ff9b:2::808:808', true],
+    ['4000::1', true],
+    ['1::1', true],
+    ['0:0:0:1::', true],
+    ['e000::1', true],
+    ['fe00::1', true],
+    ['2a00:1450:4001:81b::200e', false],
     // Teredo's IPv4 addresses are obfuscated.
     ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
     ['2606:4700:4700::1111', false],
@@ -144,6 +151,7 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
     ['http://0x7f.1/hook', '127.0.0.1'],
     ['http://192.0.2.1/hook', '192.0.2.1'],
     ['http://[2001:db8::1]/hook', '2001:db8::1'],
+    ['http://[4000::1]/hook', '4000::1'],
     ['http://internal.hooks.test/hook', 'internal.hooks.test resolves to 10.1.2.3'],
     ['http://mixed.hooks.test/hook', 'mixed.hooks.test resolves to fd00::5'],
     ['http://rebind.hooks.test/hook', 'rebind.hooks.test resolves to 169.254.169.254'],
