@@ -3,7 +3,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { DnsLookup } from '../dns/index.ts';
-import type { ForwardTarget } from '../endpoints/index.ts';
+import { addressLiteral, type ForwardTarget } from '../endpoints/index.ts';
 import type { StoredEmail } from '../mail/index.ts';
 import { attachmentsWithContent } from '../mime/index.ts';
 import type { PayloadEmail } from './email-received-payload.ts';
@@ -77,12 +77,6 @@ function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
-/** The IP address of an address literal domain (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), which takes the mail itself. */
-function addressLiteral(domain: string): string | undefined {
-  const ip = /^\[(?:ipv6:)?(.*)\]$/.exec(domain)?.[1];
-  return ip !== undefined && isIP(ip) ? ip : undefined;
-}
-
 /**
  * Forwards received mail by SMTP, through SMTP_RELAY_URL or straight to each recipient domain's MX. The message is
  * rebuilt (not relayed byte for byte): Mailroom's receiving address sends it, its Reply-To is the original's (or the
@@ -100,8 +94,8 @@ export function createForwarder(options: ForwarderOptions) {
 
   /**
    * The recipient domain's MX hosts by priority, or the domain itself (the implicit MX) when it has none, or the IP
-   * address of an address literal (RFC 5321 section 4.1.3). None when its only MX is the null MX (RFC 7505, exchange
-   * "."): the domain takes no mail.
+   * address of an address literal, which takes the mail itself (RFC 5321 section 4.1.3). None when its only MX is
+   * the null MX (RFC 7505, exchange "."): the domain takes no mail.
    */
   async function mxHosts(recipient: string): Promise<string[]> {
     const literal = addressLiteral(domainOf(recipient));

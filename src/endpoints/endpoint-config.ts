@@ -1,4 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { isIP } from 'node:net';
 import { Invalid, withinAddressLength } from '../core/index.ts';
 
 export const ENDPOINT_TYPES = ['webhook', 'email', 'email_group'] as const;
@@ -13,8 +14,27 @@ const MAX_GROUP_SIZE = 50;
  * a domain too.
  */
 const ADDRESS_FORMAT = /^[^\s@<>()[\],;:\\"]+@(?:\[[^\s@<>()[\],;\\"]+\]|[^\s@<>()[\],;\\"]+\.[^\s@<>()[\],;\\"]+)$/;
-/** Within SMTP's lengths too: a longer address could never be sent to. */
-const isAddress = (value: string) => ADDRESS_FORMAT.test(value) && withinAddressLength(value);
+/**
+ * The IP address of an address literal domain (RFC 5321 section 4.1.3: `[192.0.2.1]`, `[IPv6:2001:db8::1]`, or
+ * untagged `[2001:db8::1]`), or undefined when the domain is not one.
+ */
+export function addressLiteral(domain: string): string | undefined {
+  const ip = /^\[(?:ipv6:)?(.*)\]$/i.exec(domain)?.[1];
+  return ip !== undefined && isIP(ip) ? ip : undefined;
+}
+
+/**
+ * Within SMTP's lengths too: a longer address could never be sent to. So could no bracketed domain but an IP
+ * address (`[IPv4:192.0.2.1]`, `[0x7f.1]`, `[mail.example.com]`).
+ */
+const isAddress = (value: string) => {
+  const domain = value.slice(value.lastIndexOf('@') + 1);
+  return (
+    ADDRESS_FORMAT.test(value) &&
+    withinAddressLength(value) &&
+    (!domain.startsWith('[') || addressLiteral(domain) !== undefined)
+  );
+};
 
 export interface WebhookSettings {
   url: string;

@@ -8,6 +8,7 @@ export {
   type WebhookTarget,
 } from './delivery-targets.ts';
 export {
+  addressLiteral,
   DEFAULT_RETRY_ATTEMPTS,
   DEFAULT_TIMEOUT_SECONDS,
   ENDPOINT_TYPES,

@@ -228,6 +228,16 @@ describe('POST /endpoints', () => {
         'Invalid forward-to email address format',
       ],
       [
+        'email with an address literal that names no IP address (mail to it could never be sent)',
+        { type: 'email', config: { forwardTo: 'ops@[IPv4:203.0.113.5]' } },
+        'Invalid forward-to email address format',
+      ],
+      [
+        'email with an address literal in a shorthand IPv4 spelling',
+        { type: 'email', config: { forwardTo: 'ops@[0xcb.0.113.5]' } },
+        'Invalid forward-to email address format',
+      ],
+      [
         'email with includeAttachments "yes"',
         { type: 'email', config: { forwardTo: 'a@example.com', includeAttachments: 'yes' } },
         'includeAttachments must be a boolean',
@@ -267,6 +277,11 @@ describe('POST /endpoints', () => {
         'group with an address that reads as another one (a<b@ is sent to b@)',
         { type: 'email_group', config: { emails: ['a@example.com', 'root<boss@example.com'] } },
         'Invalid email address in group: root<boss@example.com',
+      ],
+      [
+        'group with an address literal that is a host name',
+        { type: 'email_group', config: { emails: ['a@example.com', 'ops@[mail.example.com]'] } },
+        'Invalid email address in group: ops@[mail.example.com]',
       ],
       [
         'group with duplicates in different case',
