@@ -225,7 +225,10 @@ export function createForwarder(options: ForwarderOptions) {
       try {
         addresses = await hostAddresses(host);
       } catch (error) {
-        last = temporary = failed(`${host}: ${(error as Error).message}`, true);
+        // As for the domain: a host DNS refuses as a name never resolves; a lookup that failed may work later.
+        const badName = (error as NodeJS.ErrnoException).code === 'EBADNAME';
+        last = failed(`${host}: ${(error as Error).message}`, !badName);
+        if (!badName) temporary = last;
         continue;
       }
       if (addresses.length === 0) {

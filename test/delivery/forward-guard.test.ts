@@ -58,6 +58,7 @@ before(async () => {
     { type: 'MX', exchange: '127.0.0.1', priority: 20 },
   ]);
   dns.fail('mx1.private-backup.test');
+  dns.set('bad-exchange.test', [{ type: 'MX', exchange: '[127.0.0.1]', priority: 10 }]);
   guarded = await startInstance('guarded.test', {});
 });
 after(async () => {
@@ -266,4 +267,17 @@ describe('direct MX delivery to a domain that is not a DNS name', () => {
     assert.equal(result.body.error, `${target}: ${reason}`);
     assert.equal(result.body.message, `Email test failed: ${target}: ${reason}`);
   });
+});
+
+test('a forward to a domain whose MX host is not a DNS name fails at once, without retries', async () => {
+  const target = 'ops@bad-exchange.test';
+  const emailId = await forwardOnce(guarded, 'email', { forwardTo: target });
+  const delivery = await waitForDelivery(guarded.api, emailId);
+  assert.equal(delivery.status, 'failed');
+  assert.equal(delivery.attempts, 1);
+  const [recipient] = delivery.attemptLog[0]!.recipients!;
+  assert.deepEqual([recipient!.address, recipient!.status], [target, 'failed']);
+  // Whichever of the A and AAAA lookups refused the name first.
+  assert.match(recipient!.error!, /^\[127\.0\.0\.1\]: query(A|Aaaa) EBADNAME \[127\.0\.0\.1\]$/);
+  assert.deepEqual(sink.messages, []);
 });
