@@ -6,15 +6,16 @@ import type { MailFilter } from '../search/index.ts';
 export type ListFilter = MailFilter & { emailId?: string };
 
 /**
- * The filter the list runs: the domain name looked up (so the planner can use the domain index), and `emailId`
- * turned into its thread, archived mail included.
+ * The filter the list runs: the domain name looked up (so the planner can use the domain index), an address id
+ * turned into its address, and `emailId` turned into its thread, archived mail included.
  */
 export async function resolveListFilter(db: Db, accountId: string, filter: ListFilter): Promise<MailFilter> {
   if (filter.emailAddress !== undefined && filter.emailId !== undefined) {
     throw new Invalid('Cannot filter by both emailAddress and emailId at the same time');
   }
-  const { emailId, domain, ...rest } = filter;
+  const { emailId, domain, emailAddress, ...rest } = filter;
   const resolved: MailFilter = { ...rest };
+  if (emailAddress !== undefined) resolved.emailAddress = await addressFilter(db, accountId, emailAddress);
   const name = domain?.trim().toLowerCase();
   if (name && name !== 'all') {
     const rows = await db
@@ -26,6 +27,18 @@ export async function resolveListFilter(db: Db, accountId: string, filter: ListF
     resolved.domainIds = rows.map((row) => row.id);
   }
   return emailId === undefined ? resolved : { ...resolved, ...(await threadFilter(db, accountId, emailId)) };
+}
+
+/** An address as given, or the address of the account's address with that id (the e2 clients send either). */
+export async function addressFilter(db: Db, accountId: string, value: string): Promise<string> {
+  if (value.includes('@')) return value;
+  const row = await db
+    .selectFrom('email_addresses')
+    .select('address')
+    .where('account_id', '=', accountId)
+    .where('id', '=', value)
+    .executeTakeFirst();
+  return row?.address ?? value;
 }
 
 async function threadFilter(db: Db, accountId: string, emailId: string): Promise<MailFilter> {

@@ -2,6 +2,7 @@ import { type Clock, Invalid, NotFound } from '../core/index.ts';
 import type { Db, ThreadsTable } from '../db/index.ts';
 import type { MailFilter, MailPages } from '../search/index.ts';
 import type { HtmlCleaner, ReadableEmail } from './html-cleaner.ts';
+import { addressFilter } from './list-filter.ts';
 import {
   type AddressList,
   type EmailSummary,
@@ -112,7 +113,7 @@ export class ThreadsService {
       const filter: MailFilter = {
         search: query.search,
         domain: query.domain,
-        emailAddress: query.address === undefined ? undefined : await this.#address(accountId, query.address),
+        emailAddress: query.address === undefined ? undefined : await addressFilter(this.#db, accountId, query.address),
         isRead: query.unreadOnly ? false : undefined,
         archived: 'include',
       };
@@ -168,17 +169,6 @@ export class ThreadsService {
       .executeTakeFirst();
     if (!thread) throw new Invalid('Invalid cursor');
     return positionOf(thread);
-  }
-
-  async #address(accountId: string, value: string): Promise<string> {
-    if (value.includes('@')) return value;
-    const row = await this.#db
-      .selectFrom('email_addresses')
-      .select('address')
-      .where('account_id', '=', accountId)
-      .where('id', '=', value)
-      .executeTakeFirst();
-    return row?.address ?? value;
   }
 
   async #summaries(accountId: string, threadIds: string[]): Promise<Map<string, EmailSummary[]>> {

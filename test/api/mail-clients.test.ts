@@ -159,6 +159,21 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
     assert.equal(email.thread_position, 1);
   });
 
+  test('emails.list and mail.list take the address filter as an address id as well as an address', async () => {
+    const [desk] = (await world.api.get('/api/v2/email-addresses')).body.data;
+    for (const address of [desk.id, 'desk@clients.test']) {
+      const emails = await client().emails.list({ address });
+      assert.deepEqual(
+        emails.data.map((email) => email.id),
+        [replyId, originalId],
+        address,
+      );
+      const threads = await client().mail.list({ address });
+      assert.equal(threads.threads.length, 1, address);
+    }
+    assert.deepEqual((await client().emails.list({ address: 'addr_unknown' })).data, []);
+  });
+
   test('mail.list and mail.retrieve return the thread with both messages', async () => {
     const threads = await client().mail.list({ limit: '10' });
     assert.equal(threads.threads.length, 1);

@@ -66,7 +66,7 @@ export function listEmails(app: Api, { tags, mail }: EmailRouteOptions) {
           time_range: Type.Optional(literals(TIME_RANGES)),
           search: Type.Optional(Type.String()),
           domain: Type.Optional(Type.String({ description: 'A domain name or id' })),
-          address: Type.Optional(Type.String({ description: 'An email address' })),
+          address: Type.Optional(Type.String({ description: 'An email address or address id' })),
         }),
         response: {
           200: Type.Object({

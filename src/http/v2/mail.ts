@@ -33,7 +33,7 @@ export const MailFilterParams = {
   domain: Type.Optional(Type.String({ description: 'A domain name, or `all`' })),
   timeRange: Type.Optional(TimeRange),
   includeArchived: Type.Optional(Type.Boolean()),
-  emailAddress: Type.Optional(Type.String()),
+  emailAddress: Type.Optional(Type.String({ description: "An address, or the id of one of the account's addresses" })),
   emailId: Type.Optional(Type.String()),
 };
 const MailFilterObject = Type.Object(MailFilterParams);
