@@ -19,6 +19,8 @@ export class NotFound extends AppError {}
 export class Invalid extends AppError {}
 /** The request clashes with existing state (duplicates, dependants). */
 export class Conflict extends AppError {}
+/** The request clashes with work under way that ends by itself: the same request may succeed shortly. */
+export class Busy extends Conflict {}
 /** The account's plan does not allow more of this resource. */
 export class LimitReached extends AppError {}
 /** The operation is known but Mailroom deliberately does not implement it. */

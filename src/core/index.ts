@@ -1,6 +1,6 @@
 export { withinAddressLength } from './address-length.ts';
 export { type Clock, isoNow, systemClock } from './clock.ts';
-export { AppError, Conflict, type ErrorExtras, Invalid, LimitReached, NotFound, NotSupported } from './errors.ts';
+export { AppError, Busy, Conflict, type ErrorExtras, Invalid, LimitReached, NotFound, NotSupported } from './errors.ts';
 export { firstCharacters } from './first-characters.ts';
 export { type IdPrefix, newId, randomHex } from './ids.ts';
 export { createLogger, type Logger } from './logger.ts';

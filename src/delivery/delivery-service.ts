@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Clock, Page } from '../core/index.ts';
-import { Conflict, Invalid, NotFound, newId } from '../core/index.ts';
+import { Busy, Invalid, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 import type { DeliveryTargets } from '../endpoints/index.ts';
 import { hasEmail } from '../mail/index.ts';
@@ -117,7 +117,7 @@ export class DeliveryService {
       throw new Invalid(ALREADY_SUCCEEDED);
     }
     // A job in flight is left alone by requeue; queued would be a promise nobody keeps.
-    if (chosen.length === 1 && chosen[0]!.status === 'processing') throw new Conflict(IN_FLIGHT);
+    if (chosen.length === 1 && chosen[0]!.status === 'processing') throw new Busy(IN_FLIGHT);
     await this.requeue(
       chosen.map((row) => row.id),
       options.evenIfSucceeded ? ['pending', 'failed', 'success'] : ['pending', 'failed'],

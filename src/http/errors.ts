@@ -1,12 +1,13 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Conflict, Invalid, LimitReached, NotFound, NotSupported } from '../core/index.ts';
+import { AppError, Busy, Conflict, Invalid, LimitReached, NotFound, NotSupported } from '../core/index.ts';
 import { SEND_JSON_CONTENT_TYPE } from './json-content-type.ts';
 
 const STATUS_BY_ERROR = new Map<abstract new (...args: never[]) => AppError, number>([
   [NotFound, 404],
   [Invalid, 400],
   [Conflict, 409],
+  [Busy, 409],
   [LimitReached, 403],
   [NotSupported, 501],
 ]);
@@ -39,8 +40,9 @@ declare module 'fastify' {
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
     const status = STATUS_BY_ERROR.get(error.constructor as typeof AppError) ?? 400;
-    // What is not implemented stays so: tells the clients that retry 5xx answers not to.
-    if (status === 501) reply.header('x-should-retry', 'false');
+    // The Stainless clients retry 409 and 5xx answers unless told: what is not implemented stays so, and a clash
+    // with stored state (a duplicate) stays until the state changes; only a Busy one passes by itself.
+    if (status === 501 || status === 409) reply.header('x-should-retry', String(error instanceof Busy));
     return reply.code(status).send({ error: error.message, ...error.extras });
   }
   if (error.validation) {

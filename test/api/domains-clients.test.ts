@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Inbound as InboundSdk } from '@inboundemail/sdk';
-import Inbound, { NotFoundError } from 'inboundemail';
+import Inbound, { ConflictError, NotFoundError } from 'inboundemail';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain, publishRequiredRecords } from '../helpers/domains.ts';
@@ -65,6 +65,36 @@ describe('inboundemail (e2) client: domains', () => {
       assert.deepEqual(error.error, { error: 'Domain not found' });
       return true;
     });
+  });
+});
+
+describe('inboundemail (e2) client: conflicts', () => {
+  test('a 409 for a duplicate is thrown at once: x-should-retry false keeps the client from sending it again', async () => {
+    const requests: string[] = [];
+    const client = new Inbound({
+      apiKey: server.apiKey,
+      baseURL: server.baseUrl,
+      fetch: async (input, init) => {
+        requests.push(`${init?.method} ${new URL(String(input)).pathname}`);
+        return fetch(input, init);
+      },
+    });
+    const created = await client.domains.create({ domain: 'conflict-e2.test' });
+    requests.length = 0;
+    const conflicts = [
+      () => client.domains.create({ domain: 'conflict-e2.test' }),
+      () => client.emailAddresses.create({ address: 'a@conflict-e2.test', domainId: created.id }),
+    ];
+    await client.emailAddresses.create({ address: 'a@conflict-e2.test', domainId: created.id });
+    requests.length = 0;
+    for (const call of conflicts) {
+      await assert.rejects(call(), (error) => {
+        assert.ok(error instanceof ConflictError);
+        assert.equal(error.headers?.get('x-should-retry'), 'false');
+        return true;
+      });
+    }
+    assert.deepEqual(requests, ['POST /api/e2/domains', 'POST /api/e2/email-addresses']);
   });
 });
 
