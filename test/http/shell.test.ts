@@ -161,6 +161,31 @@ describe('health and documentation', () => {
     });
   }
 
+  test('the OpenAPI documents give downloads the media types they are served with; every other answer is JSON', async () => {
+    const served: Record<string, string[]> = {};
+    for (const family of ['e2', 'v2']) {
+      const { paths } = (await apiClient(server.baseUrl).get(`/api/${family}/openapi.json`)).body as {
+        paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+      };
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, { responses }] of Object.entries(operations)) {
+          for (const [status, { content }] of Object.entries(responses)) {
+            const types = Object.keys(content ?? {});
+            if (types.join() !== 'application/json') served[`${method.toUpperCase()} ${path} ${status}`] = types;
+          }
+        }
+      }
+    }
+    assert.deepEqual(served, {
+      'GET /api/e2/attachments/{emailId}/parts/{idOrIndex} 200': ['*/*'],
+      'GET /api/e2/attachments/{emailId}/{filename} 200': ['*/*'],
+      'GET /api/v2/attachments/{emailId}/parts/{idOrIndex} 200': ['*/*'],
+      'GET /api/v2/attachments/{emailId}/{filename} 200': ['*/*'],
+      'GET /api/v2/mail/{id}/raw 200': ['message/rfc822'],
+      'GET /api/v2/events 200': ['text/event-stream'],
+    });
+  });
+
   test('the e2 document carries version 2.0.0', async () => {
     const response = await apiClient(server.baseUrl).get('/api/e2/openapi.json');
     assert.equal(response.body.info.version, '2.0.0');

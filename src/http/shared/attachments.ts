@@ -55,7 +55,11 @@ function sendAttachment(reply: FastifyReply, found: { attachment: AttachmentInfo
     .send(found.stream);
 }
 
-const Binary = Type.String({ contentMediaType: 'application/octet-stream', description: 'The decoded file' });
+/** A download's answer: the decoded file with the part's own Content-Type (errors stay JSON). */
+const Binary = {
+  description: "The decoded file, served with the part's own Content-Type",
+  content: { '*/*': { schema: Type.String({ contentMediaType: 'application/octet-stream' }) } },
+};
 
 const ListedAttachmentSchema = Type.Object({
   id: Type.String({ description: '`att_<index>_<first 12 hex of the SHA-256 of the content>`: stable for the email' }),

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { type Static, Type } from 'typebox';
 import type { ListFilter, MailService } from '../../mail/index.ts';
 import { pagination } from '../pagination.ts';
@@ -212,6 +213,13 @@ export function rawMail(app: Api, { tags, mail }: MailRouteOptions) {
         tags,
         summary: 'The raw message as received (message/rfc822)',
         params: IdParams,
+        response: {
+          200: {
+            description: 'The message, byte for byte',
+            content: { 'message/rfc822': { schema: Type.Unsafe<Readable>({ type: 'string' }) } },
+          },
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
