@@ -77,6 +77,15 @@ function isUniqueViolation(error: unknown): boolean {
   return e.code === '23505' || /UNIQUE constraint failed/i.test(e.message ?? '');
 }
 
+/** An empty routing id names no target: it means none, as the same field left blank in a form does. */
+function emptyAsNone<T extends { endpointId?: string | null; webhookId?: string | null }>(ids: T): T {
+  return {
+    ...ids,
+    ...(ids.endpointId === '' ? { endpointId: null } : {}),
+    ...(ids.webhookId === '' ? { webhookId: null } : {}),
+  };
+}
+
 function receives(row: Row): boolean {
   return fromFlag(row.is_active) && row.domain_status === 'verified';
 }
@@ -154,7 +163,8 @@ export class EmailAddressesService {
     return address!;
   }
 
-  async create(accountId: string, input: AddressCreate): Promise<EmailAddress> {
+  async create(accountId: string, given: AddressCreate): Promise<EmailAddress> {
+    const input = emptyAsNone(given);
     const missing = [
       ...(typeof input.address === 'string' && input.address.trim() !== '' ? [] : ['address']),
       ...(typeof input.domainId === 'string' && input.domainId !== '' ? [] : ['domainId']),
@@ -209,7 +219,8 @@ export class EmailAddressesService {
     return this.get(accountId, id);
   }
 
-  async update(accountId: string, id: string, update: AddressUpdate): Promise<EmailAddress> {
+  async update(accountId: string, id: string, given: AddressUpdate): Promise<EmailAddress> {
+    const update = emptyAsNone(given);
     const row = await this.ownedRow(accountId, id);
     if (update.endpointId && update.webhookId) throw new Invalid('Cannot specify both endpoint and webhook');
     await this.assertTargets(accountId, update);

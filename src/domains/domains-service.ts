@@ -235,7 +235,9 @@ export class DomainsService {
     const row = await this.ownedRow(accountId, id);
     const changes: Partial<DomainsTable> = { updated_at: isoNow(this.clock) };
     if (update.isCatchAllEnabled !== undefined) {
-      let endpointId = update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId;
+      // An empty id names no endpoint: it means none, as the field left blank in a form does.
+      let endpointId =
+        update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId || null;
       if (update.isCatchAllEnabled) {
         if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
         if (!endpointId) throw new Invalid('catchAllEndpointId is required to enable catch-all');

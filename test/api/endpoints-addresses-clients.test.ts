@@ -231,6 +231,32 @@ describe('inboundemail (e2) client: endpoints and email addresses', () => {
     });
     await assert.rejects(client.emailAddresses.retrieve(created.id), NotFoundError);
   });
+
+  test('an empty endpointId, webhookId or catchAllEndpointId means none, in JSON as in a form', async () => {
+    const client = new Inbound({ apiKey: server.apiKey, baseURL: server.baseUrl, maxRetries: 0 });
+    const api = apiClient(server.baseUrl, server.apiKey);
+    const domain = await createVerifiedDomain(api, dns, 'e2-empty-ids.test');
+    const endpoint = await client.endpoints.create({
+      name: 'Fwd',
+      type: 'email',
+      config: { forwardTo: 'f@example.com' },
+    });
+    const none = { type: 'none', id: null, name: null, isActive: false };
+
+    const created = await client.emailAddresses.create({
+      address: 'a@e2-empty-ids.test',
+      domainId: domain.id,
+      webhookId: '',
+    });
+    assert.deepEqual([created.endpointId, created.webhookId, created.routing], [null, null, none]);
+
+    await client.emailAddresses.update(created.id, { endpointId: endpoint.id });
+    const cleared = await client.emailAddresses.update(created.id, { endpointId: '', webhookId: '' });
+    assert.deepEqual([cleared.endpointId, cleared.webhookId, cleared.routing], [null, null, none]);
+
+    const catchAll = await client.domains.update(domain.id, { isCatchAllEnabled: false, catchAllEndpointId: '' });
+    assert.deepEqual([catchAll.catchAllEndpointId, catchAll.catchAllEndpoint], [null, null]);
+  });
 });
 
 /** The SDK declares these types without exporting them. */
