@@ -41,6 +41,12 @@ describe('POST /domains', () => {
         assert.equal(response.status, 400);
         assert.deepEqual(response.body, { error: 'Domain is required' });
       }
+      // No body at all, labelled JSON, as the v2 SDK sends `domain.create()` without params.
+      const bodyless = await api.post(`/api/${family}/domains`, undefined, {
+        raw: '',
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.deepEqual([bodyless.status, bodyless.body], [400, { error: 'Domain is required' }]);
     });
 
     test(`${family}: 400 Invalid domain format for malformed names`, async () => {

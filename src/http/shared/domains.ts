@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { DomainsService } from '../../domains/index.ts';
 import type { MailService } from '../../mail/index.ts';
+import { emptyBodyAsObject } from '../empty-body.ts';
 import { pageInfo, pagination } from '../pagination.ts';
 import { ErrorBody, errorResponses, IdParams, NullableString, Pagination, PaginationQuery } from '../schemas.ts';
 import { type Api, BodyTypes, Flag, type Tags } from './api.ts';
@@ -106,6 +107,7 @@ export function createDomain(app: Api, { tags, domains }: DomainRouteOptions) {
         body: Type.Object({ domain: Type.Optional(Type.String({ description: '1 to 253 characters' })) }),
         response: { 201: CreatedDomainSchema, 403: ErrorBody, 409: ErrorBody, ...errorResponses },
       },
+      preValidation: emptyBodyAsObject,
     },
     async (request, reply) => {
       const created = await domains.create(request.account.id, request.body?.domain);
