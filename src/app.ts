@@ -230,6 +230,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       deliveredSince: (type, id, since) => deliveredSince(db, type, id, since),
     },
     guard,
+    dns,
     assertPublicUrl: (url) => assertPublicUrl(url, { allowPrivate: config.allowPrivateDestinations, dns }),
     eventsAppended,
     settings: { ...config.alerts, retryScale: config.delivery.retryScale, version: VERSION },

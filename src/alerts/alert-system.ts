@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
-import { type AddressGuard, createHttpSender, createRetryPolicy } from '../delivery/index.ts';
+import { type AddressGuard, createHttpSender, createRetryPolicy, type HostLookup } from '../delivery/index.ts';
 import { AlertChecks, type AlertSources } from './alert-checks.ts';
 import { AlertNotifier } from './alert-notifier.ts';
 import { AlertsService } from './alerts-service.ts';
@@ -14,6 +14,7 @@ export interface AlertSystemOptions {
   sources: AlertSources;
   /** The address rule for each alert webhook's connection, as for deliveries. */
   guard: AddressGuard;
+  dns: HostLookup;
   /** The SSRF rule for the alert endpoint (Invalid when it points at an internal address). */
   assertPublicUrl: (url: string) => Promise<void>;
   eventsAppended: () => void;
@@ -23,7 +24,7 @@ export interface AlertSystemOptions {
 /** The alerts service with its checks and its webhook sender; `stop()` ends the sending. */
 export function createAlertSystem(options: AlertSystemOptions) {
   const { db, dialect, clock, logger, settings } = options;
-  const http = createHttpSender(options.guard);
+  const http = createHttpSender(options.guard, options.dns);
   const notifier = new AlertNotifier({
     db,
     dialect,

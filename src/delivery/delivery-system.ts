@@ -69,7 +69,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     failures: options.failures,
   });
   const targets = new DeliveryTargets(db, clock);
-  const http = createHttpSender(options.guard);
+  const http = createHttpSender(options.guard, options.dns);
   const forwarder = createForwarder({
     relayUrl: settings.relayUrl,
     dns: options.dns,

@@ -106,12 +106,7 @@ export function createForwarder(options: ForwarderOptions) {
     return mx.map((record) => record.exchange).filter((exchange) => exchange !== '');
   }
 
-  /** A host's addresses from DNS_SERVERS or, when it has none there, from the system resolver (/etc/hosts). */
-  async function hostAddresses(host: string): Promise<string[]> {
-    if (isIP(host)) return [host];
-    const addresses = await options.dns.addresses(host);
-    return addresses.length > 0 ? addresses : options.dns.systemAddresses(host);
-  }
+  const hostAddresses = (host: string) => (isIP(host) ? Promise.resolve([host]) : options.dns.hostAddresses(host));
 
   async function buildMessage(email: ForwardEmail, target: ForwardTarget): Promise<Mail.Options> {
     const hops = hopsOf(email);

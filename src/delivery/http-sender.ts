@@ -1,11 +1,15 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { firstCharacters, urlHost } from '../core/index.ts';
+import type { DnsLookup } from '../dns/index.ts';
 
 /** Says why Mailroom must not connect to an IP address, or undefined when it may. */
 export type AddressGuard = (ip: string) => string | undefined;
+
+/** How a host name becomes the addresses to connect to. */
+export type HostLookup = Pick<DnsLookup, 'hostAddresses'>;
 
 export interface HttpPost {
   url: string;
@@ -37,9 +41,9 @@ class BlockedAddress extends Error {}
  * address actually connected to: every address a host name resolves to must pass, so DNS answers cannot steer a
  * request to a private address between the URL check and the connect.
  */
-export function createHttpSender(guard: AddressGuard) {
+export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
   const guardedLookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses: LookupAddress[]) => {
+    const answered = (error: Error | null, addresses: LookupAddress[] = []) => {
       if (error) return callback(error, '', 0);
       for (const { address } of addresses) {
         const reason = guard(address);
@@ -48,7 +52,15 @@ export function createHttpSender(guard: AddressGuard) {
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       const [first] = addresses;
       return callback(null, first!.address, first!.family);
-    });
+    };
+    dns.hostAddresses(hostname).then((found) => {
+      const addresses = found
+        .map((address) => ({ address, family: isIP(address) }))
+        .filter(({ family }) => !options.family || family === options.family);
+      if (addresses.length > 0) return answered(null, addresses);
+      const notFound = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+      return answered(notFound);
+    }, answered);
   };
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets: 256, lookup: guardedLookup } as http.AgentOptions),

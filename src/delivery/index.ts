@@ -13,7 +13,7 @@ export {
   MAX_PAYLOAD_BYTES,
   type PayloadEmail,
 } from './email-received-payload.ts';
-export { type AddressGuard, createHttpSender, type HttpSender } from './http-sender.ts';
+export { type AddressGuard, createHttpSender, type HostLookup, type HttpSender } from './http-sender.ts';
 export type { DeliveryObserver } from './job-runner.ts';
 export type { DeliveryFailureObserver, DeliveryJob, FailedDelivery } from './outbox-store.ts';
 export { createRetryPolicy, RETRY_SCHEDULE_SECONDS, type RetryPolicy } from './retry-policy.ts';

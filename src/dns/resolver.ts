@@ -15,9 +15,12 @@ export interface DnsLookup {
   txt(name: string): Promise<string[]>;
   ns(name: string): Promise<string[]>;
   cname(name: string): Promise<string[]>;
-  addresses(name: string): Promise<string[]>;
-  /** The addresses the system resolver (getaddrinfo) gives, which reads /etc/hosts before DNS_SERVERS' view. */
-  systemAddresses(name: string): Promise<string[]>;
+  /**
+   * A host's addresses as Mailroom connects to it: its A and AAAA records or, when DNS has none, the system
+   * resolver's (getaddrinfo, which reads /etc/hosts). DNS is asked first, through c-ares: getaddrinfo holds one of
+   * libuv's four threads, which file I/O shares, for as long as a name's servers take to answer or not.
+   */
+  hostAddresses(name: string): Promise<string[]>;
   /** The raw form mailauth expects for its own SPF, DKIM and DMARC lookups. */
   raw(name: string, rrtype: string): Promise<unknown>;
 }
@@ -42,11 +45,11 @@ export function createDnsLookup(servers: string[], timeoutMs = 2000): DnsLookup 
     txt: async (name) => (await orEmpty(resolver.resolveTxt(name))).map((chunks) => chunks.join('')),
     ns: (name) => orEmpty(resolver.resolveNs(name)),
     cname: (name) => orEmpty(resolver.resolveCname(name)),
-    addresses: async (name) => {
+    hostAddresses: async (name) => {
       const [v4, v6] = await Promise.all([orEmpty(resolver.resolve4(name)), orEmpty(resolver.resolve6(name))]);
-      return [...v4, ...v6];
+      if (v4.length > 0 || v6.length > 0) return [...v4, ...v6];
+      return (await orEmpty(lookup(name, { all: true }))).map(({ address }) => address);
     },
-    systemAddresses: async (name) => (await orEmpty(lookup(name, { all: true }))).map(({ address }) => address),
     raw: (name, rrtype) => resolver.resolve(name, rrtype),
   };
 }

@@ -87,7 +87,7 @@ const RECENT_DELIVERIES = 10;
 export interface TargetServiceDeps {
   db: Db;
   clock: Clock;
-  dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  dns: Pick<DnsLookup, 'hostAddresses'>;
   allowPrivateDestinations: boolean;
   deliveries: DeliveryHistory;
 }
@@ -95,7 +95,7 @@ export interface TargetServiceDeps {
 export class EndpointsService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  private readonly dns: Pick<DnsLookup, 'hostAddresses'>;
   private readonly allowPrivateDestinations: boolean;
   private readonly deliveries: DeliveryHistory;
 

@@ -101,12 +101,12 @@ export function isPrivateAddress(ip: string): boolean {
 export interface UrlGuardOptions {
   /** ALLOW_PRIVATE_DESTINATIONS (or WEBHOOK_ALLOW_PRIVATE): lifts the guard for tests and LAN setups. */
   allowPrivate: boolean;
-  dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  dns: Pick<DnsLookup, 'hostAddresses'>;
 }
 
 /**
  * Why a webhook URL may not be used, or undefined when it may. The host is refused when it is a blocked name, a
- * blocked IP literal, or a name that DNS or /etc/hosts maps to any blocked address. A name that does not resolve, or
+ * blocked IP literal, or a name whose addresses (DNS, or /etc/hosts when DNS has none) include a blocked one. A name that does not resolve, or
  * whose lookups fail, is let through: nothing can be sent to it now, and the delivery worker checks the address it
  * connects to.
  */
@@ -116,9 +116,8 @@ export async function publicUrlProblem(url: string, options: UrlGuardOptions): P
   const refused = `Webhook URL must not point to a loopback, private, link-local or metadata address (${host})`;
   if (BLOCKED_NAMES.test(host)) return refused;
   if (isIP(host)) return isPrivateAddress(host) ? refused : undefined;
-  // Delivery resolves through the system resolver, which reads /etc/hosts; the DNS servers may know other names.
-  const answers = await Promise.allSettled([options.dns.addresses(host), options.dns.systemAddresses(host)]);
-  const addresses = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []));
+  // The addresses delivery will connect to, found the same way.
+  const addresses = await options.dns.hostAddresses(host).catch(() => []);
   const internal = addresses.find(isPrivateAddress);
   return internal
     ? `Webhook URL must not point to a loopback, private, link-local or metadata address (${host} resolves to ${internal})`

@@ -41,7 +41,7 @@ export interface WebhookInput {
 export class WebhooksService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly dns: Pick<DnsLookup, 'addresses' | 'systemAddresses'>;
+  private readonly dns: Pick<DnsLookup, 'hostAddresses'>;
   private readonly allowPrivateDestinations: boolean;
   private readonly deliveries: DeliveryHistory;
 

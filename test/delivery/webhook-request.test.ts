@@ -13,6 +13,7 @@ import {
 } from '../../src/delivery/index.ts';
 import { createRetryPolicy, parseRetryAfter } from '../../src/delivery/retry-policy.ts';
 import { buildWebhookRequest } from '../../src/delivery/webhook-request.ts';
+import { createDnsLookup } from '../../src/dns/index.ts';
 import type { WebhookTarget } from '../../src/endpoints/index.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -430,8 +431,12 @@ describe('retry schedule', () => {
 
 describe('HTTP sending', () => {
   let receiver: WebhookReceiver;
-  const open = createHttpSender(() => undefined);
-  const guarded = createHttpSender((ip) => (ip.startsWith('127.') ? 'loopback addresses are not allowed' : undefined));
+  const dns = createDnsLookup([]);
+  const open = createHttpSender(() => undefined, dns);
+  const guarded = createHttpSender(
+    (ip) => (ip.startsWith('127.') ? 'loopback addresses are not allowed' : undefined),
+    dns,
+  );
 
   before(async () => {
     receiver = await startWebhookReceiver();

@@ -6,6 +6,7 @@ import { isPrivateAddress } from '../../src/endpoints/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let dns: DnsServer;
 let guarded: TestApp;
@@ -237,5 +238,37 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
       const response = await lan.post('/api/v2/endpoints', { name: 'lan', type: 'webhook', config: { url } });
       assert.equal(response.status, 201, url);
     }
+  });
+});
+
+describe('webhook deliveries resolve hosts as the guard does: DNS_SERVERS first', () => {
+  test('a name only DNS_SERVERS knows is delivered to', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      dns.set('receiver.hooks.test', [{ type: 'A', address: '127.0.0.1' }]);
+      const lan = apiClient(open.baseUrl, open.apiKey);
+      const url = `http://receiver.hooks.test:${receiver.port}/hook`;
+      const created = await lan.post('/api/v2/endpoints', { name: 'dns', type: 'webhook', config: { url } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const result = await lan.post(`/api/v2/endpoints/${created.body.id}/test`);
+      assert.deepEqual([result.body.success, result.body.statusCode], [true, 200], JSON.stringify(result.body));
+      assert.equal(receiver.requests.length, 1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a name whose DNS answer turned internal after it was saved is refused at connect', async () => {
+    dns.set('flip.hooks.test', [{ type: 'A', address: '93.184.216.34' }]);
+    const created = await api.post('/api/v2/endpoints', {
+      name: 'flip',
+      type: 'webhook',
+      config: { url: 'http://flip.hooks.test/hook' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    dns.set('flip.hooks.test', [{ type: 'A', address: '127.0.0.1' }]);
+    const result = await api.post(`/api/v2/endpoints/${created.body.id}/test`);
+    assert.equal(result.body.success, false);
+    assert.match(result.body.error, /^flip\.hooks\.test resolves to 127\.0\.0\.1: loopback, private/);
   });
 });
