@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { Invalid, urlHost } from '../core/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 
@@ -84,18 +85,30 @@ function embeddedIpv4(ip: string): string | undefined {
 
 /**
  * Whether an IP address is loopback, private, link-local (which holds the cloud metadata services), CGNAT,
- * multicast, reserved or unspecified, or an IPv6 address carrying such an IPv4 address: somewhere a webhook or a
- * forward must not go, because it would reach the operator's own network instead of the Internet. The delivery
- * worker asks this again of every address it actually connects to.
+ * multicast, reserved or unspecified, one of the machine's own, or an IPv6 address carrying such an IPv4 address:
+ * somewhere a webhook or a forward must not go, because it would reach the operator's own network instead of the
+ * Internet. The delivery worker asks this again of every address it actually connects to.
  */
 export function isPrivateAddress(ip: string): boolean {
   const family = isIP(ip);
-  if (family === 4) return blocked.check(ip, 'ipv4');
+  if (family === 4) return blocked.check(ip, 'ipv4') || ownAddresses().check(ip, 'ipv4');
   if (family !== 6) return true;
   // A prefix that carries an IPv4 address goes where that address goes, inside 2000::/3 or not.
   const v4 = embeddedIpv4(ip);
-  if (v4 !== undefined) return blocked.check(v4, 'ipv4');
-  return !globalUnicast.check(ip, 'ipv6') || blocked.check(ip, 'ipv6');
+  if (v4 !== undefined) return blocked.check(v4, 'ipv4') || ownAddresses().check(v4, 'ipv4');
+  return !globalUnicast.check(ip, 'ipv6') || blocked.check(ip, 'ipv6') || ownAddresses().check(ip, 'ipv6');
+}
+
+/**
+ * The machine's own addresses, public ones too: a connection there reaches its services from inside, past any
+ * firewall in front of it. Read on each question, as interfaces come and go.
+ */
+function ownAddresses(): BlockList {
+  const own = new BlockList();
+  for (const address of Object.values(networkInterfaces()).flat()) {
+    if (address) own.addAddress(address.address.replace(/%.*$/, ''), address.family === 'IPv4' ? 'ipv4' : 'ipv6');
+  }
+  return own;
 }
 
 export interface UrlGuardOptions {

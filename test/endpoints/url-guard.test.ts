@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { isPrivateAddress } from '../../src/endpoints/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -271,4 +272,18 @@ describe('webhook deliveries resolve hosts as the guard does: DNS_SERVERS first'
     assert.equal(result.body.success, false);
     assert.match(result.body.error, /^flip\.hooks\.test resolves to 127\.0\.0\.1: loopback, private/);
   });
+});
+
+test("every address of the machine's own interfaces is refused, public ones too", async () => {
+  const own = Object.values(networkInterfaces()).flatMap((addresses) => addresses ?? []);
+  for (const { address } of own) {
+    assert.equal(isPrivateAddress(address), true, address);
+    const host = isIP(address) === 6 ? `[${address}]` : address;
+    const response = await api.post('/api/v2/endpoints', {
+      name: 'own',
+      type: 'webhook',
+      config: { url: `http://${host}:8080/hook` },
+    });
+    assert.equal(response.status, 400, address);
+  }
 });
