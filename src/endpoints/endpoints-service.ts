@@ -17,6 +17,7 @@ import {
   ENDPOINT_TYPES,
   type EndpointType,
   normalizeConfig,
+  webhookSettings,
 } from './endpoint-config.ts';
 import { assertPublicForwardAddress, assertPublicUrl } from './url-guard.ts';
 
@@ -251,6 +252,12 @@ export class EndpointsService {
         groupEmailsDeleted: row.type === 'email_group' ? config.emails.length : 0,
       };
     });
+  }
+
+  /** Throws the configuration's 400 unless `url` may be a webhook's: a test's `overrideUrl` is held to it too. */
+  async assertWebhookUrl(url: string): Promise<void> {
+    const checked = webhookSettings({ url }).url;
+    await assertPublicUrl(checked, { allowPrivate: this.allowPrivateDestinations, dns: this.dns });
   }
 
   /** The short form domains show for a catch-all endpoint; undefined for unknown and other accounts' ids. */

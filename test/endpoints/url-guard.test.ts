@@ -205,6 +205,24 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
     }
   });
 
+  test('POST /endpoints/{id}/test holds overrideUrl to the same rules: 400, and nothing is sent', async () => {
+    const created = await api.post('/api/v2/endpoints', {
+      name: 'override',
+      type: 'webhook',
+      config: { url: 'https://public.hooks.test/hook' },
+    });
+    const format = { error: 'Invalid configuration', details: 'Invalid webhook URL format' };
+    for (const [overrideUrl, body] of [
+      ['not a url', format],
+      ['ftp://public.hooks.test/hook', format],
+      ['http://10.0.0.5/hook', refused('10.0.0.5')],
+      ['http://internal.hooks.test/hook', refused('internal.hooks.test resolves to 10.1.2.3')],
+    ] as const) {
+      const response = await api.post(`/api/v2/endpoints/${created.body.id}/test`, { overrideUrl });
+      assert.deepEqual([response.status, response.body], [400, body], overrideUrl);
+    }
+  });
+
   test('PUT /endpoints/{id} applies the guard to a new config', async () => {
     const created = await api.post('/api/e2/endpoints', {
       name: 'x',

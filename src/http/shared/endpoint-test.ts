@@ -1,11 +1,15 @@
 import { Type } from 'typebox';
 import type { DeliveryService } from '../../delivery/index.ts';
+import type { EndpointsService } from '../../endpoints/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags } from './api.ts';
 import { EndpointTestSchema, presentEndpointTest } from './presenters/deliveries.ts';
 
-export function testEndpoint(app: Api, { tags, deliveries }: { tags: Tags; deliveries: DeliveryService }) {
+export function testEndpoint(
+  app: Api,
+  { tags, deliveries, endpoints }: { tags: Tags; deliveries: DeliveryService; endpoints: EndpointsService },
+) {
   app.post(
     '/endpoints/:id/test',
     {
@@ -24,12 +28,15 @@ export function testEndpoint(app: Api, { tags, deliveries }: { tags: Tags; deliv
               description: 'accepted for compatibility; Mailroom always sends the inbound format',
             }),
           ),
-          overrideUrl: Type.Optional(Type.String({ description: 'send to this URL instead of the configured one' })),
+          overrideUrl: Type.Optional(
+            Type.String({ description: 'send to this URL instead of the configured one; held to the same rules' }),
+          ),
         }),
         response: { 200: EndpointTestSchema, ...errorResponses },
       },
     },
     async (request) => {
+      if (request.body.overrideUrl !== undefined) await endpoints.assertWebhookUrl(request.body.overrideUrl);
       const result = await deliveries.testEndpoint(request.account.id, request.params.id, {
         overrideUrl: request.body.overrideUrl,
       });

@@ -49,7 +49,7 @@ export function sharedRoutes(api: Api, services: HttpServices, options: SharedRo
   readEndpoint(api, { tags: tags('endpoints'), endpoints }); // GET /endpoints/:id
   updateEndpoint(api, { tags: tags('endpoints'), endpoints }); // PUT /endpoints/:id
   deleteEndpoint(api, { tags: tags('endpoints'), endpoints }); // DELETE /endpoints/:id
-  testEndpoint(api, { tags: tags('deliveries'), deliveries }); // POST /endpoints/:id/test
+  testEndpoint(api, { tags: tags('deliveries'), deliveries, endpoints }); // POST /endpoints/:id/test
   sendEmail(api, { tags: tags('emails') }); // POST /emails
   sendBatch(api, { tags: tags('emails') }); // POST /emails/batch
   scheduleEmail(api, { tags: tags('emails') }); // POST /emails/schedule
