@@ -260,11 +260,11 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       relayUrl: config.smtp.relayUrl,
     },
   });
-  ingest.onCommitted((emails, sanitizedHtml) => {
+  ingest.onCommitted((emails, { sanitizedHtml, raw }) => {
     const jobs = emails.flatMap((email) =>
       email.deliveries.map((job) => ({
         job,
-        ...(email.stored ? { email: email.stored } : {}),
+        ...(email.stored ? { email: email.stored, raw } : {}),
         ...(sanitizedHtml === undefined ? {} : { sanitizedHtml }),
       })),
     );

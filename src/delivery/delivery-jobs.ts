@@ -11,13 +11,14 @@ export type JobTarget =
 
 /**
  * A job as the worker runs it: alone when claimed; when handed over just committed (see DeliveryWorker.take), with
- * the email as stored, so that the worker need not read it back, and, when ingest sanitized it already (see
- * buildEmailReceivedPayload), the HTML the webhook body carries.
+ * the email as stored and its raw message, so that the worker need not read them back, and, when ingest sanitized it
+ * already (see buildEmailReceivedPayload), the HTML the webhook body carries.
  */
 export interface RunnableJob {
   job: DeliveryJob;
   email?: StoredEmail;
   sanitizedHtml?: string;
+  raw?: readonly Buffer[];
 }
 
 /** A delivery worker that takes new jobs leased to it as they are inserted (see DeliveryWorker.newJobLease). */

@@ -228,10 +228,12 @@ export class DeliveryService {
     if (!target) throw new NotFound('Endpoint not found');
     const now = this.clock.now();
     const email = syntheticEmail(now);
+    const raw = syntheticRaw(email);
     if (target.kind === 'webhook') {
       const request = buildWebhookRequest({
         target,
         email,
+        raw,
         webhookId: newId('msg'),
         timestamp: now,
         attachmentUrl: this.settings.attachmentUrl,
@@ -258,6 +260,7 @@ export class DeliveryService {
     const testPayload = JSON.parse(
       buildEmailReceivedPayload({
         email: forwarded,
+        raw,
         endpoint: { id: target.id, name: target.name, type: target.endpointType },
         attachmentUrl: this.settings.attachmentUrl,
         timestamp: now,
@@ -340,4 +343,39 @@ function syntheticEmail(now: Date): PayloadEmail {
     threadPosition: null,
     receivedAt: now.toISOString(),
   };
+}
+
+/** The message the synthetic email reads as parsed: what its `parsedData.raw` shows. */
+function syntheticRaw(email: PayloadEmail): string {
+  const header = (name: string) => email.headers[name] as string;
+  return [
+    `From: ${header('from')}`,
+    `To: ${header('to')}`,
+    `Subject: ${header('subject')}`,
+    `Message-ID: ${header('message-id')}`,
+    `Date: ${header('date')}`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="mailroom-test"',
+    '',
+    '--mailroom-test',
+    'Content-Type: multipart/alternative; boundary="mailroom-test-body"',
+    '',
+    '--mailroom-test-body',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    email.textBody,
+    '--mailroom-test-body',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    email.htmlBody,
+    '--mailroom-test-body--',
+    '--mailroom-test',
+    'Content-Type: text/plain; name="test.txt"',
+    'Content-Disposition: attachment; filename="test.txt"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    Buffer.from('Test content').toString('base64'),
+    '--mailroom-test--',
+    '',
+  ].join('\r\n');
 }

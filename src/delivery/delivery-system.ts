@@ -48,6 +48,8 @@ export interface DeliverySystemOptions {
 
 /** Fresh jobs that may wait in memory per delivery slot, each with its email (see DeliveryWorker.newJobLease). */
 const MAX_WAITING_PER_SLOT = 32;
+/** A fresh job keeps its raw message while it waits only up to this size; a larger one is read back when it runs. */
+const MAX_RAW_HELD_BYTES = 64 * 1024;
 
 /**
  * Delivery as a whole: the worker that runs the outbox in this process, the operations service, and `jobsQueued`,
@@ -92,6 +94,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     now,
     observer: options.observer,
     cleaner: options.cleaner,
+    readRaw: options.readRaw,
   });
   const worker = new DeliveryWorker({
     store,
@@ -131,7 +134,13 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
 
   /** Jobs just committed: those leased to this worker it runs; pending ones are queued for any worker. */
   function jobsCommitted(jobs: readonly RunnableJob[]): void {
-    const leased = jobs.filter(({ job }) => job.lease_owner === worker.owner);
+    const leased = jobs
+      .filter(({ job }) => job.lease_owner === worker.owner)
+      .map(({ raw, ...runnable }) =>
+        raw && (runnable.email?.rawSize ?? Number.POSITIVE_INFINITY) <= MAX_RAW_HELD_BYTES
+          ? { ...runnable, raw }
+          : runnable,
+      );
     if (leased.length > 0) worker.take(leased);
     if (leased.length < jobs.length) jobsQueued();
   }

@@ -40,6 +40,15 @@ const NO_ADDRESSES = { text: '', addresses: [] };
 /** Receivers and proxies commonly cap bodies at 1 MB; the body is trimmed to stay below. */
 export const MAX_PAYLOAD_BYTES = 1_000_000;
 
+/**
+ * A raw message longer than this is not carried as `parsedData.raw` (it goes as ""): even without its base64 bodies
+ * it would rarely fit under MAX_PAYLOAD_BYTES, and reading and scanning it would cost each attempt the more.
+ */
+export const MAX_RAW_CARRIED_BYTES = 4 * MAX_PAYLOAD_BYTES;
+
+/** What stands in for each base64 body of `parsedData.raw` when the body is too large, as in Inbound's. */
+const BINARY_REMOVED = '[binary attachment data removed - use Attachments API]';
+
 export interface BuiltPayload {
   /** The exact JSON text that is sent and signed. */
   body: string;
@@ -58,17 +67,19 @@ export function attachmentDownloadUrl(template: string, emailId: string, index: 
 }
 
 /**
- * The one builder of the `email.received` body, for real deliveries and endpoint tests alike. It is built from the
- * stored email alone. Attachment bytes are never inlined (each attachment carries a `downloadUrl`), and neither
- * is the raw MIME (`parsedData.raw`): reading it back from the blob store on every delivery would be the slowest step
- * of a webhook, and the mail API serves it. Over 1 MB it is trimmed, see fitUnderLimit.
+ * The one builder of the `email.received` body, for real deliveries and endpoint tests alike, from the stored email
+ * and its raw message (`parsedData.raw`, which the `inboundemail` client types as always there). Attachments are not
+ * inlined beyond the raw message: each carries a `downloadUrl`. Over 1 MB it is trimmed, see fitUnderLimit.
  */
 export function buildEmailReceivedPayload(input: PayloadInput): BuiltPayload {
-  return fitUnderLimit(emailReceivedPayload(input));
+  const built = fitUnderLimit(emailReceivedPayload(input));
+  return input.raw === null ? { ...built, trimmed: ['parsedData.raw', ...built.trimmed] } : built;
 }
 
 interface PayloadInput {
   email: PayloadEmail;
+  /** The message as received, as text; null when longer than MAX_RAW_CARRIED_BYTES, and then sent as "". */
+  raw: string | null;
   /**
    * `sanitizeEmailHtml(email.htmlBody)`, when it was computed already: ingest does it once per message routed to a
    * webhook, off the event loop (see its webhookHtml), and hands it over with the message's fresh jobs.
@@ -113,6 +124,7 @@ function emailReceivedPayload(input: PayloadInput) {
     references: email.references,
     textBody: email.textBody,
     htmlBody: email.htmlBody,
+    raw: input.raw ?? '',
     attachments,
     headers,
     ...(email.priority === null ? {} : { priority: email.priority }),
@@ -150,7 +162,8 @@ function emailReceivedPayload(input: PayloadInput) {
 
 /**
  * Trims `payload` until its JSON is under MAX_PAYLOAD_BYTES, one step at a time and only while it is over: first the
- * copies (the header maps, the sanitized HTML and the text), then what only a hostile or broken message makes long
+ * raw message's base64 bodies, then the copies (the header maps, the sanitized HTML, the text and the rest of the raw
+ * message), then what only a hostile or broken message makes long
  * (cut to bounds a real one stays within), and last the bodies, cut by just what is still over. The bounded fields
  * take some 600 KB at most, so cutting the bodies always makes it fit. Over the limit, the JSON's size is counted
  * and kept up to date field by field, and the JSON written once, at the end.
@@ -168,12 +181,13 @@ function fitUnderLimit(payload: ReturnType<typeof emailReceivedPayload>): BuiltP
   const shorten = <T>(fields: string[], value: T, cut: (value: T) => T): T => {
     const shortened = cut(value);
     if (!isDeepStrictEqual(shortened, value)) {
-      trimmed.push(...fields);
+      trimmed.push(...fields.filter((field) => !trimmed.includes(field)));
       size -= (jsonBytes(value) - jsonBytes(shortened)) * fields.length;
     }
     return shortened;
   };
   const steps: Array<(excess: number) => void> = [
+    () => (parsedData.raw = shorten(['parsedData.raw'], parsedData.raw, withoutBase64Bodies)),
     () => (parsedData.headers = shorten(['parsedData.headers'], parsedData.headers, () => ({}))),
     () => (cleanedContent.headers = shorten(['cleanedContent.headers'], cleanedContent.headers, () => ({}))),
     () => {
@@ -182,6 +196,7 @@ function fitUnderLimit(payload: ReturnType<typeof emailReceivedPayload>): BuiltP
       cleanedContent.html = shorten(['cleanedContent.html'], cleanedContent.html, () => null);
     },
     () => (cleanedContent.text = shorten(['cleanedContent.text'], cleanedContent.text, () => null)),
+    () => (parsedData.raw = shorten(['parsedData.raw'], parsedData.raw, () => '')),
     // One step for all: each is cut only past its bound (a real message's stay as they are).
     () => {
       email.subject = parsedData.subject = shorten(['subject', 'parsedData.subject'], email.subject, short);
@@ -273,6 +288,11 @@ function shortGroup(group: AddressList): AddressList {
 function shortAttachment<T extends { filename: string; contentType: string; contentId: string }>(attachment: T): T {
   const { filename, contentType, contentId } = attachment;
   return { ...attachment, filename: short(filename), contentType: short(contentType), contentId: short(contentId) };
+}
+
+/** `raw` with each run of base64 lines (an encoded body) replaced by BINARY_REMOVED. */
+function withoutBase64Bodies(raw: string): string {
+  return raw.replace(/(?:^[A-Za-z0-9+/]{40,}={0,2}\r?\n){2,}/gm, `${BINARY_REMOVED}\r\n`);
 }
 
 /** `text` cut so that its JSON takes `excess` bytes less (or to ""). */

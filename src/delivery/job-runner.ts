@@ -3,7 +3,7 @@ import type { Db } from '../db/index.ts';
 import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type HtmlCleaner, type StoredEmail } from '../mail/index.ts';
 import type { RunnableJob } from './delivery-jobs.ts';
-import { carriesCleanedHtml } from './email-received-payload.ts';
+import { carriesCleanedHtml, MAX_RAW_CARRIED_BYTES } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
 import { type HttpSender, RESPONSE_BODY_CHARS } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
@@ -32,6 +32,7 @@ export interface JobRunnerDeps {
   now(): Date;
   observer?: DeliveryObserver;
   cleaner: Pick<HtmlCleaner, 'clean'>;
+  readRaw(key: string): Promise<Buffer>;
 }
 
 /**
@@ -47,7 +48,7 @@ export class JobRunner {
   }
 
   async run(
-    { job, email: handed, sanitizedHtml }: RunnableJob,
+    { job, email: handed, sanitizedHtml, raw }: RunnableJob,
     owner: string,
     attempted: () => void,
   ): Promise<Date | undefined> {
@@ -61,7 +62,7 @@ export class JobRunner {
     }
     const [attempt, result] =
       target.kind === 'webhook'
-        ? await this.runWebhook(job, email, target, sanitizedHtml, attempted)
+        ? await this.runWebhook(job, email, target, { sanitizedHtml, raw }, attempted)
         : await this.runForward(job, email, target, attempted);
     const recorded = await store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
     this.logAttempt(job, target, attempt, result, recorded);
@@ -86,18 +87,26 @@ export class JobRunner {
     job: DeliveryJob,
     email: StoredEmail,
     target: WebhookTarget,
-    sanitizedHtml: string | undefined,
+    handed: Pick<RunnableJob, 'sanitizedHtml' | 'raw'>,
     attempted: () => void,
   ): Promise<[AttemptRecord, AttemptResult]> {
-    // A claimed job's email comes from the database, its HTML not sanitized yet (ingest's copy went with fresh jobs).
-    const { htmlBody } = email;
-    const cleanedHtml =
-      sanitizedHtml ??
-      (htmlBody !== null && carriesCleanedHtml(htmlBody) ? await this.deps.cleaner.clean(htmlBody) : undefined);
+    // A claimed job's email comes from the database, its HTML not sanitized yet and its raw message in the blob
+    // store (ingest's copies went with fresh jobs).
+    const { htmlBody, rawSize } = email;
+    const [cleanedHtml, raw] = await Promise.all([
+      handed.sanitizedHtml ??
+        (htmlBody !== null && carriesCleanedHtml(htmlBody) ? this.deps.cleaner.clean(htmlBody) : undefined),
+      rawSize > MAX_RAW_CARRIED_BYTES
+        ? null
+        : (handed.raw ? Promise.resolve(Buffer.concat(handed.raw)) : this.deps.readRaw(email.rawBlobKey)).then(
+            (bytes) => bytes.toString('utf8'),
+          ),
+    ]);
     const startedAt = this.deps.now();
     const request = buildWebhookRequest({
       target,
       email,
+      raw,
       sanitizedHtml: cleanedHtml,
       webhookId: job.id,
       timestamp: startedAt,

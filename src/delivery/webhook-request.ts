@@ -7,6 +7,8 @@ import { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
 export interface WebhookRequestInput {
   target: WebhookTarget;
   email: PayloadEmail;
+  /** The message as received (see buildEmailReceivedPayload). */
+  raw: string | null;
   /** The email's HTML sanitized already (see buildEmailReceivedPayload). */
   sanitizedHtml?: string | undefined;
   /** Standard Webhooks `webhook-id`: the delivery id, stable across retries so receivers can dedupe. */
@@ -55,6 +57,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
   const { target, email, timestamp } = input;
   const { body, trimmed } = buildEmailReceivedPayload({
     email,
+    raw: input.raw,
     sanitizedHtml: input.sanitizedHtml,
     endpoint: { id: target.id, name: target.name, type: 'webhook' },
     attachmentUrl: input.attachmentUrl,

@@ -75,7 +75,13 @@ export const INGEST_THREAD_NAMES = { analysis: 'ingest-analysis', writer: 'inges
  * Told of each commit's newly stored emails (with the jobs queued for them, and each email as stored when its jobs
  * were leased), and the message's HTML sanitized for webhook bodies when a route sends it to one (see webhookHtml).
  */
-export type CommittedListener = (emails: WrittenEmail[], sanitizedHtml: string | undefined) => void;
+/** The message's copies its deliveries can use: its HTML sanitized for webhooks, and its bytes as stored. */
+export interface CommittedCopies {
+  sanitizedHtml: string | undefined;
+  raw: readonly Buffer[];
+}
+
+export type CommittedListener = (emails: WrittenEmail[], copies: CommittedCopies) => void;
 
 /** Where a message's raw bytes go: its blob store answers with the key to read them by. */
 function blobNameFor(queueId: string, at: Date): string {
@@ -212,8 +218,9 @@ export function createIngestService(deps: IngestDependencies) {
 
     // Both are waited for even when one fails, so that the blob of a message refused here is deleted at once, not left
     // (referenced by nothing) until the next start's recovery.
+    const raw = [trace, ...message.raw];
     const [put, analysis] = await Promise.allSettled([
-      deps.blobs.put(blobNameFor(queueId, message.receivedAt), [trace, ...message.raw]),
+      deps.blobs.put(blobNameFor(queueId, message.receivedAt), raw),
       analyze(message, trace),
     ]);
     if (put.status === 'rejected') throw put.reason;
@@ -275,7 +282,7 @@ export function createIngestService(deps: IngestDependencies) {
     } else {
       for (const listener of listeners) {
         try {
-          listener(fresh, sanitizedHtml);
+          listener(fresh, { sanitizedHtml, raw });
         } catch (error) {
           deps.logger.error({ err: error }, 'onCommitted listener failed');
         }

@@ -131,6 +131,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       'references',
       'textBody',
       'htmlBody',
+      'raw',
       'attachments',
       'headers',
     ]);
@@ -167,8 +168,11 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       },
     ]);
     assert.deepEqual(body.email.cleanedContent.attachments, body.email.parsedData.attachments);
-    assert.equal(body.email.parsedData.raw, undefined, 'the raw MIME is never inlined');
-    assert.doesNotMatch(request!.body, /attached bytes|YXR0YWNoZWQgYnl0ZXM/);
+    // The message as stored, Mailroom's Received header first: the attachment's bytes only there, as received.
+    const stored = await api.get(`/api/v2/mail/${emailId}/raw`);
+    assert.equal(body.email.parsedData.raw, stored.body);
+    assert.match(body.email.parsedData.raw, /^Received: from .*\r\n[\s\S]*Subject: Hello\r\n/);
+    assert.doesNotMatch(request!.body.replace(JSON.stringify(stored.body), ''), /attached bytes|YXR0YWNoZWQgYnl0ZXM/);
 
     const delivery = await waitForDelivery(api, emailId);
     assert.equal(delivery.status, 'success');
@@ -196,6 +200,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       'parsedData.headers',
       'cleanedContent.headers',
       'cleanedContent.text',
+      'parsedData.raw',
       'subject',
       'parsedData.subject',
     ]);
@@ -228,6 +233,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       'parsedData.headers',
       'cleanedContent.headers',
       'cleanedContent.text',
+      'parsedData.raw',
       'to',
       'parsedData.to',
     ]);
@@ -250,6 +256,12 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     );
     assert.equal(receiver.requests.length, 3);
     assert.equal(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size, 1);
+    // The first attempt's raw message came from ingest's memory, the retries' from the blob store: the same bytes.
+    const stored = (await api.get(`/api/v2/mail/${emailId}/raw`)).body;
+    assert.deepEqual(
+      receiver.requests.map((r) => JSON.parse(r.body).email.parsedData.raw === stored),
+      [true, true, true],
+    );
   });
 
   test('retryAttempts 0: one failed attempt and no retry', async () => {

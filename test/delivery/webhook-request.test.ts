@@ -43,6 +43,9 @@ const email: PayloadEmail = {
   receivedAt: '2026-11-22T01:00:01.000Z',
 };
 
+/** The raw message `email` was parsed from, as `parsedData.raw` carries it. */
+const RAW = 'From: Ann <ann@sender.test>\r\nTo: support@acme.test\r\nSubject: Invoice\r\n\r\nHello\r\n';
+
 function target(overrides: Partial<WebhookTarget> = {}): WebhookTarget {
   return {
     kind: 'webhook',
@@ -66,6 +69,7 @@ function request(overrides: Partial<WebhookTarget> = {}) {
   return buildWebhookRequest({
     target: target(overrides),
     email,
+    raw: RAW,
     webhookId: 'dlv_1',
     timestamp,
     attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
@@ -127,6 +131,7 @@ describe('Standard Webhooks signing', () => {
     const built = buildWebhookRequest({
       target: target(),
       email: { ...email, messageId: '<邮件@例子.cn>' },
+      raw: RAW,
       webhookId: 'dlv_1',
       timestamp,
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
@@ -141,6 +146,7 @@ describe('Standard Webhooks signing', () => {
     const built = buildWebhookRequest({
       target: target(),
       email: { ...email, messageId },
+      raw: RAW,
       webhookId: 'dlv_1',
       timestamp,
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
@@ -186,6 +192,7 @@ describe('email.received body', () => {
           { filename: null, contentType: 'application/pdf', size: 3, contentId: null, contentDisposition: null },
         ],
       },
+      raw: RAW,
       webhookId: 'dlv_1',
       timestamp,
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
@@ -217,11 +224,13 @@ describe('email.received body', () => {
       'references',
       'textBody',
       'htmlBody',
+      'raw',
       'attachments',
       'headers',
     ]);
     const reply = buildEmailReceivedPayload({
       email: { ...email, inReplyTo: '<m0@sender.test>', priority: 'high' },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
       timestamp,
@@ -234,6 +243,7 @@ describe('email.received body', () => {
   test('a message without Message-ID, Subject, From, To or Date: "" and empty address groups, no date, never null', () => {
     const bare = buildEmailReceivedPayload({
       email: { ...email, messageId: null, subject: null, from: null, to: null, sentDate: null },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
       timestamp,
@@ -250,6 +260,7 @@ describe('email.received body', () => {
     for (const subject of ['e', 'ee', 'eee', 'eeee']) {
       const built = buildEmailReceivedPayload({
         email: { ...email, subject, htmlBody: null, textBody: '😀'.repeat(300_000) },
+        raw: RAW,
         endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
         attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
         timestamp,
@@ -264,6 +275,7 @@ describe('email.received body', () => {
     const big = 'x'.repeat(700_000);
     const built = buildEmailReceivedPayload({
       email: { ...email, textBody: big, htmlBody: big },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
       timestamp,
@@ -274,16 +286,64 @@ describe('email.received body', () => {
       'cleanedContent.headers',
       'cleanedContent.html',
       'cleanedContent.text',
+      'parsedData.raw',
       'parsedData.htmlBody',
     ]);
     const body = JSON.parse(built.body);
     assert.equal(body.email.parsedData.textBody, big);
-    assert.equal(body.email.parsedData.raw, undefined);
+    assert.equal(body.email.parsedData.raw, '');
+  });
+
+  test('a raw message over 1 MB loses its base64 bodies first, as Inbound trims it, and nothing else', () => {
+    const base64 = Buffer.alloc(900_000, 7).toString('base64').replace(/.{76}/g, '$&\r\n');
+    const raw = [
+      'From: Ann <ann@sender.test>',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'Hello',
+      '--b',
+      'Content-Type: application/pdf',
+      'Content-Transfer-Encoding: base64',
+      '',
+      `${base64}`,
+      '--b--',
+      '',
+    ].join('\r\n');
+    const built = buildEmailReceivedPayload({
+      email,
+      raw,
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    assert.deepEqual(built.trimmed, ['parsedData.raw']);
+    const { parsedData } = JSON.parse(built.body).email;
+    const lastLine = base64.split('\r\n').at(-1);
+    assert.equal(
+      parsedData.raw,
+      raw.replace(base64, `[binary attachment data removed - use Attachments API]\r\n${lastLine}`),
+    );
+    assert.deepEqual(parsedData.headers, email.headers);
+  });
+
+  test('a raw message too long to carry goes as "", and says so', () => {
+    const built = buildEmailReceivedPayload({
+      email,
+      raw: null,
+      endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
+      attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
+      timestamp,
+    });
+    assert.deepEqual([JSON.parse(built.body).email.parsedData.raw, built.trimmed], ['', ['parsedData.raw']]);
   });
 
   test('a body cut to fit 1 MB fits even when its text is costlier at the start (CJK, then ASCII)', () => {
     const built = buildEmailReceivedPayload({
       email: { ...email, textBody: null, htmlBody: `${'日'.repeat(400_000)}${'x'.repeat(500_000)}` },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
       timestamp,
@@ -299,6 +359,7 @@ describe('email.received body', () => {
     const textBody = mix.repeat(150_000);
     const built = buildEmailReceivedPayload({
       email: { ...email, htmlBody: null, textBody },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
       timestamp,
@@ -311,6 +372,7 @@ describe('email.received body', () => {
       'parsedData.headers',
       'cleanedContent.headers',
       'cleanedContent.text',
+      'parsedData.raw',
       'parsedData.textBody',
     ]);
   });
@@ -319,6 +381,7 @@ describe('email.received body', () => {
     const htmlBody = '<p onclick="x()">a</p>'.repeat(50_000);
     const built = buildEmailReceivedPayload({
       email: { ...email, textBody: null, htmlBody },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
       timestamp,
@@ -332,6 +395,7 @@ describe('email.received body', () => {
       'parsedData.headers',
       'cleanedContent.headers',
       'cleanedContent.html',
+      'parsedData.raw',
       'parsedData.htmlBody',
     ]);
   });
@@ -366,6 +430,7 @@ describe('email.received body', () => {
         textBody: long('text'),
         htmlBody: long('html'),
       },
+      raw: RAW,
       endpoint: { id: 'endp_1', name: 'Hook', type: 'webhook' },
       attachmentUrl: 'https://mail.example.test/a/{emailId}/{index}',
       timestamp,
@@ -391,6 +456,7 @@ describe('email.received body', () => {
       'cleanedContent.headers',
       'cleanedContent.html',
       'cleanedContent.text',
+      'parsedData.raw',
       'subject',
       'parsedData.subject',
       'messageId',
