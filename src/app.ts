@@ -255,7 +255,6 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     settings: {
       ...config.delivery,
       attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,
-      version: VERSION,
       hostname: config.mxHost,
       relayUrl: config.smtp.relayUrl,
     },

@@ -51,7 +51,7 @@ export class DeliveryService {
   private readonly targets: DeliveryTargets;
   private readonly http: HttpSender;
   private readonly forwarder: Forwarder;
-  private readonly settings: { attachmentUrl: string; userAgent: string };
+  private readonly settings: { attachmentUrl: string };
   private readonly jobsQueued: () => void;
 
   constructor(deps: {
@@ -60,7 +60,7 @@ export class DeliveryService {
     targets: DeliveryTargets;
     http: HttpSender;
     forwarder: Forwarder;
-    settings: { attachmentUrl: string; userAgent: string };
+    settings: { attachmentUrl: string };
     jobsQueued: () => void;
   }) {
     this.db = deps.db;
@@ -237,7 +237,6 @@ export class DeliveryService {
         webhookId: newId('msg'),
         timestamp: now,
         attachmentUrl: this.settings.attachmentUrl,
-        userAgent: this.settings.userAgent,
         url: options.overrideUrl,
       });
       const outcome = await this.http.post(request);

@@ -33,7 +33,6 @@ export interface DeliverySystemOptions {
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
-    version: string;
     /** Name used in EHLO when forwarding. */
     hostname: string;
     relayUrl?: string;
@@ -80,7 +79,6 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     guard: options.guard,
     readRaw: options.readRaw,
   });
-  const userAgent = `Mailroom-Webhook/${settings.version}`;
   const runner = new JobRunner({
     db,
     store,
@@ -89,7 +87,6 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     forwarder,
     policy: createRetryPolicy(settings.retryScale),
     attachmentUrl: settings.attachmentUrl,
-    userAgent,
     logger,
     now,
     observer: options.observer,
@@ -151,7 +148,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     targets,
     http,
     forwarder,
-    settings: { attachmentUrl: settings.attachmentUrl, userAgent },
+    settings: { attachmentUrl: settings.attachmentUrl },
     jobsQueued,
   });
 

@@ -27,7 +27,6 @@ export interface JobRunnerDeps {
   forwarder: Forwarder;
   policy: RetryPolicy;
   attachmentUrl: string;
-  userAgent: string;
   logger: Logger;
   now(): Date;
   observer?: DeliveryObserver;
@@ -111,7 +110,6 @@ export class JobRunner {
       webhookId: job.id,
       timestamp: startedAt,
       attachmentUrl: this.deps.attachmentUrl,
-      userAgent: this.deps.userAgent,
     });
     const outcome = await this.deps.http.post(request);
     attempted();

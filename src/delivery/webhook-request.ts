@@ -4,6 +4,12 @@ import { buildEmailReceivedPayload, type PayloadEmail } from './email-received-p
 import type { HttpPost } from './http-sender.ts';
 import { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
 
+/**
+ * What Inbound's webhooks say they are, and what `@inboundemail/sdk` types a webhook's `user-agent` as: receivers
+ * written against it may check it.
+ */
+const WEBHOOK_USER_AGENT = 'InboundEmail-Webhook/1.0';
+
 export interface WebhookRequestInput {
   target: WebhookTarget;
   email: PayloadEmail;
@@ -15,7 +21,6 @@ export interface WebhookRequestInput {
   webhookId: string;
   timestamp: Date;
   attachmentUrl: string;
-  userAgent: string;
   /** Sends to this URL instead of the target's (endpoint tests). */
   url?: string;
 }
@@ -64,7 +69,7 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
     timestamp,
   });
   const headers: Record<string, string> = {
-    'user-agent': input.userAgent,
+    'user-agent': WEBHOOK_USER_AGENT,
     'x-webhook-event': 'email.received',
     'x-endpoint-id': target.id,
     'x-webhook-timestamp': timestamp.toISOString(),

@@ -98,7 +98,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.equal(headers['x-message-id'], '<first@sender.test>');
     assert.equal(headers['x-tenant'], 'acme');
     assert.equal(headers['content-type'], 'application/json');
-    assert.match(String(headers['user-agent']), /^Mailroom-Webhook\/\d+\.\d+\.\d+$/);
+    assert.equal(headers['user-agent'], 'InboundEmail-Webhook/1.0');
     assert.match(String(headers['webhook-id']), /^dlv_/);
 
     const verified = new Webhook(SECRET).verify(request!.body, headers as Record<string, string>);

@@ -73,7 +73,6 @@ function request(overrides: Partial<WebhookTarget> = {}) {
     webhookId: 'dlv_1',
     timestamp,
     attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
-    userAgent: 'Mailroom-Webhook/0.1.0',
   });
 }
 
@@ -135,7 +134,6 @@ describe('Standard Webhooks signing', () => {
       webhookId: 'dlv_1',
       timestamp,
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
-      userAgent: 'Mailroom-Webhook/0.1.0',
     });
     assert.equal(built.headers['x-message-id'], '<%E9%82%AE%E4%BB%B6@%E4%BE%8B%E5%AD%90.cn>');
     assert.equal(JSON.parse(built.body).email.messageId, '<邮件@例子.cn>');
@@ -150,7 +148,6 @@ describe('Standard Webhooks signing', () => {
       webhookId: 'dlv_1',
       timestamp,
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
-      userAgent: 'Mailroom-Webhook/0.1.0',
     });
     assert.equal(built.headers['x-message-id'], messageId.slice(0, 998));
     assert.equal(JSON.parse(built.body).email.messageId, messageId);
@@ -196,7 +193,6 @@ describe('email.received body', () => {
       webhookId: 'dlv_1',
       timestamp,
       attachmentUrl: 'https://mail.example.test/api/e2/attachments/{emailId}/parts/{index}',
-      userAgent: 'Mailroom-Webhook/0.1.0',
     });
     assert.deepEqual(JSON.parse(built.body).email.parsedData.attachments, [
       {
