@@ -240,10 +240,12 @@ export class DomainsService {
         update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId || null;
       if (update.isCatchAllEnabled) {
         if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
-        if (!endpointId) throw new Invalid('catchAllEndpointId is required to enable catch-all');
-        const endpoint = await this.endpoints.find(accountId, endpointId);
-        if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
-        if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
+        // Without an endpoint, the catch-all accepts every address's mail and stores it.
+        if (endpointId) {
+          const endpoint = await this.endpoints.find(accountId, endpointId);
+          if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
+          if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
+        }
       } else if (endpointId && !(await this.endpoints.find(accountId, endpointId))) {
         endpointId = null;
       }

@@ -201,12 +201,14 @@ export class RoutingService implements RecipientRouter {
       };
     }
 
-    if (fromFlag(domain.is_catch_all_enabled) && domain.catch_all_endpoint_id) {
+    if (fromFlag(domain.is_catch_all_enabled)) {
       return {
         ...accepted,
         addressId: null,
         matchedBy: 'catch_all',
-        target: endpointTarget(domain.catch_all_endpoint_id, domain.catch_all_type, domain.catch_all_active),
+        target: domain.catch_all_endpoint_id
+          ? endpointTarget(domain.catch_all_endpoint_id, domain.catch_all_type, domain.catch_all_active)
+          : { kind: 'none' },
       };
     }
     if (parsed.local === POSTMASTER_LOCAL_PART) {

@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
 
 let dns: DnsServer;
 let server: TestApp;
@@ -93,10 +94,20 @@ describe('catch-all configuration', () => {
       }
     });
 
-    test(`${family}: 400 when enabling without an endpoint`, async () => {
+    test(`${family}: enabled without an endpoint, every address's mail is accepted and stored`, async () => {
       const response = await update(verified.id, { isCatchAllEnabled: true, catchAllEndpointId: null });
-      assert.equal(response.status, 400);
-      assert.deepEqual(response.body, { error: 'catchAllEndpointId is required to enable catch-all' });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(
+        [response.body.isCatchAllEnabled, response.body.catchAllEndpointId, response.body.catchAllEndpoint],
+        [true, null, null],
+      );
+      const anyone = `store-${family}@catch.test`;
+      assert.deepEqual((await server.app.router.resolve(anyone)).target, { kind: 'none' });
+      const sent = await sendMail({ port: server.smtpPort, from: 'ann@sender.test', to: anyone, subject: 'Kept' });
+      assert.equal(sent.code, 250, sent.response);
+      const stored = await api.get(`/api/v2/mail/${sent.queuedIds[0]}`);
+      assert.deepEqual([stored.body.recipient, stored.body.subject], [anyone, 'Kept']);
+      await update(verified.id, { isCatchAllEnabled: false });
     });
 
     test(`${family}: 400 when the endpoint is inactive`, async () => {
