@@ -119,33 +119,49 @@ function enumValues(schema: Record<string, unknown>): string[] | undefined {
 
 const PROPERTIES = EnvSchema.properties as unknown as Record<string, Record<string, unknown>>;
 
-/** Reads, validates and freezes the configuration. Throws ConfigError naming the first bad variable. */
 const URL_VARIABLES = ['DATABASE_URL', 'S3_ENDPOINT', 'PUBLIC_URL', 'SMTP_RELAY_URL', 'SPAMD_URL', 'BLOB_STORE'];
 
+/** A decimal number, as an operator writes one (`30`, `0.5`, `5e7`). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+function invalid(name: string, value: string): ConfigError {
+  return new ConfigError(
+    `Invalid configuration: ${name}=${JSON.stringify(value)} is not ${accepted(PROPERTIES[name]!)}`,
+  );
+}
+
+/**
+ * A numeric variable's value, read as a decimal number. Left to TypeBox's conversion, `true` would be 1, `0x10` 16
+ * and `1.9` a whole number's 1; a whole number past 2^53 would not be the one written.
+ */
+function numeric(name: string, type: 'integer' | 'number', value: string): number {
+  const number = DECIMAL.test(value.trim()) ? Number(value) : Number.NaN;
+  if (type === 'integer' ? !Number.isSafeInteger(number) : !Number.isFinite(number)) throw invalid(name, value);
+  return number;
+}
+
+/** Reads, validates and freezes the configuration. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
   const picked: Record<string, string> = {};
+  const values: Record<string, string | number> = {};
   for (const [name, schema] of Object.entries(PROPERTIES)) {
     const value = env[name];
     if (value === undefined || value === '') continue;
     // Enum values are matched without regard to case: LOG_LEVEL=INFO means info.
     picked[name] = enumValues(schema)?.find((literal) => literal.toLowerCase() === value.toLowerCase()) ?? value;
+    values[name] =
+      schema.type === 'integer' || schema.type === 'number' ? numeric(name, schema.type, value) : picked[name];
   }
-  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, { ...picked }));
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, values));
   const [firstError] = Value.Errors(EnvSchema, converted);
   if (firstError) {
     const name = firstError.instancePath.replace(/^\//, '');
-    throw new ConfigError(
-      `Invalid configuration: ${name}=${JSON.stringify(picked[name] ?? '')} is not ${accepted(PROPERTIES[name]!)}`,
-    );
+    throw invalid(name, picked[name] ?? '');
   }
   // Their patterns check the scheme; the URL parser may still refuse the rest (a port past 65535, a bad host).
   for (const name of URL_VARIABLES) {
     const value = picked[name];
-    if (value !== undefined && value !== 'fs' && !URL.canParse(value)) {
-      throw new ConfigError(
-        `Invalid configuration: ${name}=${JSON.stringify(value)} is not ${accepted(PROPERTIES[name]!)}`,
-      );
-    }
+    if (value !== undefined && value !== 'fs' && !URL.canParse(value)) throw invalid(name, value);
   }
   const e = converted as Env;
   if (Boolean(e.TLS_CERT_PATH) !== Boolean(e.TLS_KEY_PATH)) {

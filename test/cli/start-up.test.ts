@@ -5,11 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { createInstallation, runScript, type ServerProcess, startServerProcess } from '../helpers/process.ts';
 
-/** Starts `npm start` with these settings on a fresh installation and waits for it to exit. */
+/** Starts `npm start` with these settings on a fresh installation and waits for it to exit (killed if it starts). */
 async function startFails(extra: Record<string, string>) {
   const installation = await createInstallation(extra);
   try {
-    return await runScript('src/main.ts', [], installation.env);
+    return await runScript('src/main.ts', [], installation.env, undefined, 20_000);
   } finally {
     await installation.remove();
   }
@@ -31,6 +31,19 @@ describe('start-up errors say what to do, without a stack trace', () => {
     [{ SMTP_MAX_CONNECTIONS: '0' }, 'SMTP_MAX_CONNECTIONS="0" is not a whole number that is at least 1'],
     [{ DELIVERY_RETRY_SCALE: '2' }, 'DELIVERY_RETRY_SCALE="2" is not a number that is greater than 0 and at most 1'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL="mysql://x" is not a postgres:// URL'],
+    // Numbers are decimal: read loosely, these were port 1, analysis on the main thread, 16 connections, no DATA
+    // rate check and a SIZE of 1e+30.
+    [{ PORT: 'true' }, 'PORT="true" is not a whole number from 0 to 65535'],
+    [{ INGEST_WORKERS: '0.5' }, 'INGEST_WORKERS="0.5" is not a whole number from 0 to 64'],
+    [{ SMTP_MAX_CONNECTIONS: '0x10' }, 'SMTP_MAX_CONNECTIONS="0x10" is not a whole number that is at least 1'],
+    [
+      { SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: 'false' },
+      'SMTP_MIN_DATA_RATE_BYTES_PER_SECOND="false" is not a whole number that is at least 0',
+    ],
+    [
+      { SMTP_MAX_MESSAGE_BYTES: '1e30', SMTP_MAX_BUFFERED_BYTES: '1e31' },
+      'SMTP_MAX_MESSAGE_BYTES="1e30" is not a whole number that is at least 1024',
+    ],
     // Longer than a Node timer can wait: the timeout would fire at once and close every SMTP connection.
     [
       { SMTP_CONNECTION_TIMEOUT_SECONDS: '3000000' },

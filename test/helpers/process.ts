@@ -52,10 +52,24 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a project script (e.g. `src/cli.ts`) with the project's Node and waits for it to exit. */
-export function runScript(script: string, args: string[], env: Record<string, string>, cwd = ROOT): Promise<RunResult> {
+/**
+ * Runs a project script (e.g. `src/cli.ts`) with the project's Node and waits for it to exit; given `timeoutMs`, one
+ * still running then is killed (exit code null).
+ */
+export function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd = ROOT,
+  timeoutMs?: number,
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, cwd });
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+      env,
+      cwd,
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
