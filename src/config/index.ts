@@ -124,10 +124,17 @@ const URL_VARIABLES = ['DATABASE_URL', 'S3_ENDPOINT', 'PUBLIC_URL', 'SMTP_RELAY_
 /** A decimal number, as an operator writes one (`30`, `0.5`, `5e7`). */
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
+/** Variables whose value is a credential, never repeated in an error. */
+const SECRET_VARIABLES = new Set(['MAILROOM_API_KEY']);
+/** The password of a URL's user info, up to the last `@` (an unencoded `/`, `#` or `@` in it breaks the parse). */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:).*@/is;
+
+/** An error naming the variable and what it accepts; start-up errors end in logs, so credentials are not shown. */
 function invalid(name: string, value: string): ConfigError {
-  return new ConfigError(
-    `Invalid configuration: ${name}=${JSON.stringify(value)} is not ${accepted(PROPERTIES[name]!)}`,
-  );
+  const shown = SECRET_VARIABLES.has(name)
+    ? ' (not shown)'
+    : `=${JSON.stringify(value.replace(URL_PASSWORD, '$1***@'))}`;
+  return new ConfigError(`Invalid configuration: ${name}${shown} is not ${accepted(PROPERTIES[name]!)}`);
 }
 
 /**

@@ -57,7 +57,16 @@ describe('start-up errors say what to do, without a stack trace', () => {
     // The patterns pass these; the URL parser does not.
     [{ SPAMD_URL: 'spamd://host:99999' }, 'SPAMD_URL="spamd://host:99999" is not spamd://host[:port]'],
     [{ SMTP_RELAY_URL: 'smtp://[bad' }, 'SMTP_RELAY_URL="smtp://[bad" is not an smtp:// or smtps:// URL'],
-    [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY="short" is not a text of at least 16 characters'],
+    // Credentials are not repeated: start-up errors end up in the service's log.
+    [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY (not shown) is not a text of at least 16 characters'],
+    [
+      { DATABASE_URL: 'postgres://mailroom:s3cr/t@db.example:5432/mail' },
+      'DATABASE_URL="postgres://mailroom:***@db.example:5432/mail" is not a postgres:// URL',
+    ],
+    [
+      { SMTP_RELAY_URL: 'smtp://relay:p#ss@w@rd@smtp.example:587' },
+      'SMTP_RELAY_URL="smtp://relay:***@smtp.example:587" is not an smtp:// or smtps:// URL',
+    ],
     [
       { SMTP_MAX_BUFFERED_BYTES: '1048576' },
       'SMTP_MAX_BUFFERED_BYTES=1048576 is less than SMTP_MAX_MESSAGE_BYTES=41943040',
