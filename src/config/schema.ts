@@ -81,7 +81,14 @@ export const EnvSchema = Type.Object({
   SPAMD_TIMEOUT_SECONDS: Seconds(10),
   TLS_CERT_PATH: Type.Optional(Type.String({ minLength: 1 })),
   TLS_KEY_PATH: Type.Optional(Type.String({ minLength: 1 })),
-  MAILROOM_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
+  /** Sent as `Authorization: Bearer <key>`, so it is one word of visible ASCII: the header carries nothing else. */
+  MAILROOM_API_KEY: Type.Optional(
+    Type.String({
+      minLength: 16,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: 'at least 16 visible ASCII characters, without spaces',
+    }),
+  ),
   /** Lets webhooks and forwards reach loopback, private and link-local addresses (tests, LAN setups). */
   ALLOW_PRIVATE_DESTINATIONS: Flag(false),
   /** The older name of ALLOW_PRIVATE_DESTINATIONS; either set to true lifts the guard. */

@@ -58,7 +58,19 @@ describe('start-up errors say what to do, without a stack trace', () => {
     [{ SPAMD_URL: 'spamd://host:99999' }, 'SPAMD_URL="spamd://host:99999" is not spamd://host[:port]'],
     [{ SMTP_RELAY_URL: 'smtp://[bad' }, 'SMTP_RELAY_URL="smtp://[bad" is not an smtp:// or smtps:// URL'],
     // Credentials are not repeated: start-up errors end up in the service's log.
-    [{ MAILROOM_API_KEY: 'short' }, 'MAILROOM_API_KEY (not shown) is not a text of at least 16 characters'],
+    [
+      { MAILROOM_API_KEY: 'short' },
+      'MAILROOM_API_KEY (not shown) is not at least 16 visible ASCII characters, without spaces',
+    ],
+    // No Authorization header could carry it: the server would start with a key nobody can use.
+    [
+      { MAILROOM_API_KEY: 'our shared team key 2026' },
+      'MAILROOM_API_KEY (not shown) is not at least 16 visible ASCII characters, without spaces',
+    ],
+    [
+      { MAILROOM_API_KEY: 'clé-de-la-boîte-aux-lettres' },
+      'MAILROOM_API_KEY (not shown) is not at least 16 visible ASCII characters, without spaces',
+    ],
     [
       { DATABASE_URL: 'postgres://mailroom:s3cr/t@db.example:5432/mail' },
       'DATABASE_URL="postgres://mailroom:***@db.example:5432/mail" is not a postgres:// URL',
