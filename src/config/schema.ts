@@ -102,7 +102,8 @@ export const EnvSchema = Type.Object({
   DELIVERY_POLL_SECONDS: Seconds(5),
   FORWARD_MX_PORT: Port(25),
   DOMAIN_VERIFY_INTERVAL_SECONDS: Seconds(300),
-  DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, default: 72 }),
+  /** Bounded so that "now minus this" is still a date: past about 2.4e9 hours every verification pass would fail. */
+  DOMAIN_VERIFY_GIVE_UP_HOURS: Type.Number({ exclusiveMinimum: 0, maximum: 100 * 365 * 24, default: 72 }),
   /** How often mail past its retention period is looked for and deleted (src/retention). */
   RETENTION_SWEEP_SECONDS: Seconds(600),
   /** How often each process looks for health alerts to raise or clear, and sends alert webhooks due (src/alerts). */

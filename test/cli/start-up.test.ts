@@ -49,6 +49,11 @@ describe('start-up errors say what to do, without a stack trace', () => {
       { SMTP_CONNECTION_TIMEOUT_SECONDS: '3000000' },
       'SMTP_CONNECTION_TIMEOUT_SECONDS="3000000" is not a number that is greater than 0 and at most 2147483',
     ],
+    // "Never give up" written as a huge number: the verifier's cut-off date would be invalid, failing every pass.
+    [
+      { DOMAIN_VERIFY_GIVE_UP_HOURS: '1e10' },
+      'DOMAIN_VERIFY_GIVE_UP_HOURS="1e10" is not a number that is greater than 0 and at most 876000',
+    ],
     [
       { DATABASE_SCHEMA: 'a'.repeat(44) },
       `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
