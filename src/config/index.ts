@@ -147,6 +147,14 @@ function numeric(name: string, type: 'integer' | 'number', value: string): numbe
   return number;
 }
 
+/**
+ * A duration in whole milliseconds, at least one: Fastify refuses a fraction (`2.01` seconds is 2009.9999... ms), and
+ * Node reads a timeout of 0 as none.
+ */
+function milliseconds(seconds: number): number {
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
 /** Reads, validates and freezes the configuration. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
   const picked: Record<string, string> = {};
@@ -185,8 +193,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     http: {
       port: e.PORT,
       host: e.HOST,
-      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
-      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: milliseconds(e.HTTP_REQUEST_TIMEOUT_SECONDS),
+      keepAliveTimeoutMs: milliseconds(e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS),
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       console: e.CONSOLE,
     },
@@ -198,9 +206,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConnections: e.SMTP_MAX_CONNECTIONS,
       maxConnectionsPerIp: e.SMTP_MAX_CONNECTIONS_PER_IP,
       minDataRateBytesPerSecond: e.SMTP_MIN_DATA_RATE_BYTES_PER_SECOND,
-      dataRateWindowMs: e.SMTP_DATA_RATE_WINDOW_SECONDS * 1000,
-      idleTimeoutMs: e.SMTP_IDLE_TIMEOUT_SECONDS * 1000,
-      connectionTimeoutMs: e.SMTP_CONNECTION_TIMEOUT_SECONDS * 1000,
+      dataRateWindowMs: milliseconds(e.SMTP_DATA_RATE_WINDOW_SECONDS),
+      idleTimeoutMs: milliseconds(e.SMTP_IDLE_TIMEOUT_SECONDS),
+      connectionTimeoutMs: milliseconds(e.SMTP_CONNECTION_TIMEOUT_SECONDS),
       ingestWorkers: e.INGEST_WORKERS,
       tlsCertPath: e.TLS_CERT_PATH,
       tlsKeyPath: e.TLS_KEY_PATH,
@@ -219,13 +227,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS || e.WEBHOOK_ALLOW_PRIVATE,
     subaddressing: e.SUBADDRESSING,
     domainVerification: {
-      intervalMs: e.DOMAIN_VERIFY_INTERVAL_SECONDS * 1000,
-      giveUpAfterMs: e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600 * 1000,
+      intervalMs: milliseconds(e.DOMAIN_VERIFY_INTERVAL_SECONDS),
+      giveUpAfterMs: milliseconds(e.DOMAIN_VERIFY_GIVE_UP_HOURS * 3600),
     },
-    retention: { sweepIntervalMs: e.RETENTION_SWEEP_SECONDS * 1000 },
+    retention: { sweepIntervalMs: milliseconds(e.RETENTION_SWEEP_SECONDS) },
     alerts: {
-      checkIntervalMs: e.ALERT_CHECK_SECONDS * 1000,
-      dnsCheckIntervalMs: e.ALERT_DNS_CHECK_MINUTES * 60_000,
+      checkIntervalMs: milliseconds(e.ALERT_CHECK_SECONDS),
+      dnsCheckIntervalMs: milliseconds(e.ALERT_DNS_CHECK_MINUTES * 60),
     },
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,
@@ -234,8 +242,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         e.DELIVERY_CONCURRENCY_PER_ENDPOINT ?? Math.ceil(e.DELIVERY_CONCURRENCY / 2),
       ),
       retryScale: e.DELIVERY_RETRY_SCALE,
-      leaseMs: e.DELIVERY_LEASE_SECONDS * 1000,
-      pollMs: e.DELIVERY_POLL_SECONDS * 1000,
+      leaseMs: milliseconds(e.DELIVERY_LEASE_SECONDS),
+      pollMs: milliseconds(e.DELIVERY_POLL_SECONDS),
       mxPort: e.FORWARD_MX_PORT,
     },
     metrics: {
@@ -305,7 +313,7 @@ function parseSpamd(e: Env): SpamdConfig | undefined {
   return {
     host: urlHost(url),
     port: url.port ? Number(url.port) : SPAMD_PORT,
-    timeoutMs: e.SPAMD_TIMEOUT_SECONDS * 1000,
+    timeoutMs: milliseconds(e.SPAMD_TIMEOUT_SECONDS),
   };
 }
 

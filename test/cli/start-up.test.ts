@@ -260,6 +260,21 @@ describe('start banner', () => {
     }
   });
 
+  test('durations in seconds are used to the millisecond: 2.01 and 1.001 seconds start the server', async () => {
+    // In binary, 2.01 * 1000 is 2009.9999999999998, a fraction of a millisecond the HTTP server refused with a stack.
+    const installation = await createInstallation({
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '2.01',
+      HTTP_REQUEST_TIMEOUT_SECONDS: '1.001',
+    });
+    try {
+      const server = await startServerProcess(installation.env);
+      assert.equal((await fetch(`${server.httpUrl}/readyz`)).status, 200);
+      assert.equal(await server.stop(), 0);
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('enum values are read without regard to case', async () => {
     const installation = await createInstallation({ LOG_LEVEL: 'WARN', SQLITE_SYNCHRONOUS: 'normal' });
     const server = await startServerProcess(installation.env);
