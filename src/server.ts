@@ -98,13 +98,22 @@ function refusedAtStart(error: unknown): string | undefined {
   return `Cannot start: ${message}`;
 }
 
-function listenFailure(error: ListenError): string {
+function listenFailure(error: ListenError, config: Readonly<Config>): string {
   const variable = { http: 'PORT', smtp: 'SMTP_PORT', metrics: 'METRICS_PORT' }[error.server];
   const code = (error.cause as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
     return `${variable} ${error.port} is in use: stop what listens there, or set ${variable} to a free port`;
   }
   if (code === 'EACCES') return `${variable} ${error.port} needs privileges this process does not have`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    // The address to listen on is none of this machine's: the host setting is what to change, not the port.
+    const [hostVariable, host] = {
+      http: ['HOST', config.http.host],
+      smtp: ['SMTP_HOST', config.smtp.host],
+      metrics: ['METRICS_HOST', config.metrics.host],
+    }[error.server];
+    return `${hostVariable} ${host} is not an address of this machine (${code}): set ${hostVariable} to one, or 0.0.0.0`;
+  }
   return `${variable} ${error.port}: ${(error.cause as Error).message}`;
 }
 
@@ -152,7 +161,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   try {
     started = await app.start();
   } catch (error) {
-    if (error instanceof ListenError) fail(listenFailure(error));
+    if (error instanceof ListenError) fail(listenFailure(error, config));
     const refused = refusedAtStart(error);
     if (refused) fail(refused);
     throw error;

@@ -350,7 +350,11 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   server.connectionTimeoutMs = options.connectionTimeoutMs;
   server.maxConnectionsPerIp = options.maxConnectionsPerIp;
   server.observer = observer;
-  server.on('error', (error) => logger.warn({ err: error }, 'smtp connection error'));
+  // A failure to listen is the caller's to report (start-up says it in one line), not a connection's.
+  let listening = false;
+  server.on('error', (error) => {
+    if (listening) logger.warn({ err: error }, 'smtp connection error');
+  });
 
   return {
     /** Starts listening; resolves to the bound port. */
@@ -359,6 +363,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
         const net = (server as unknown as { server: import('node:net').Server }).server;
         net.once('error', reject);
         server.listen(port, host, () => {
+          listening = true;
           net.off('error', reject);
           resolve((net.address() as AddressInfo).port);
         });

@@ -138,6 +138,22 @@ describe('start-up errors say what to do, without a stack trace', () => {
     });
   }
 
+  for (const [variable, other] of [
+    ['HOST', 'SMTP_HOST'],
+    ['SMTP_HOST', 'HOST'],
+  ] as const) {
+    test(`${variable} not an address of this machine: exit 1 naming ${variable}, not the port`, async () => {
+      // 192.0.2.1 is TEST-NET-1: no machine has it.
+      const result = await startFails({ [variable]: '192.0.2.1', [other]: '127.0.0.1' });
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        `${variable} 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL): set ${variable} to one, or 0.0.0.0\n`,
+      );
+      assert.equal(result.stdout, '');
+    });
+  }
+
   test('a second server on one DATA_DIR is refused while the first runs, and starts once it is killed', async () => {
     const installation = await createInstallation();
     try {
