@@ -4,7 +4,7 @@ import { AccountsService, type ApiKey, DEFAULT_ACCOUNT } from './accounts/index.
 import { ConfigError, loadConfig } from './config/index.ts';
 import { AppError, NotFound, systemClock } from './core/index.ts';
 import { migrateToLatest, openDatabase, pendingMigrations } from './db/index.ts';
-import { serve, serveSandbox } from './server.ts';
+import { refusal, serve, serveSandbox } from './server.ts';
 
 const USAGE = `Usage: mailroom <command>
 
@@ -138,8 +138,13 @@ try {
   const code = await main(process.argv.slice(2));
   if (code >= 0) process.exitCode = code;
 } catch (error) {
+  const refused = refusal(error);
   if (error instanceof ConfigError || error instanceof AppError) {
     process.stderr.write(`${error.message}\n`);
+    process.exitCode = 1;
+  } else if (refused) {
+    // The database (or the data directory) refused: one line, as the server says it at start.
+    process.stderr.write(`mailroom ${process.argv[2]}: ${refused}\n`);
     process.exitCode = 1;
   } else if (String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS_')) {
     // An unknown option, or one without its value: what parseArgs says, then how the commands are written.

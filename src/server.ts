@@ -87,15 +87,20 @@ function banner(app: App, bound: Bound): string[] {
 }
 
 /**
- * What the machine or a service refused at start (a file or directory, a certificate, the database or the blob
- * store), said in one line: a system error code (ENOENT, ECONNREFUSED...), OpenSSL's, or a PostgreSQL SQLSTATE.
- * Anything else is a fault of Mailroom's and keeps its stack.
+ * What the machine or a service refused (a file or directory, a certificate, the database or the blob store), said in
+ * one line: a system error code (ENOENT, ECONNREFUSED...), OpenSSL's, or a PostgreSQL SQLSTATE. Anything else is a
+ * fault of Mailroom's and keeps its stack. The server and the CLI both say it this way.
  */
-function refusedAtStart(error: unknown): string | undefined {
+export function refusal(error: unknown): string | undefined {
   const { code, message } = (error ?? {}) as NodeJS.ErrnoException;
   if (typeof code !== 'string' || !/^(E[A-Z]+|ERR_OSSL_\w+|[0-9A-Z]{5})$/.test(code)) return undefined;
-  if (code.startsWith('ERR_OSSL_')) return `Cannot start: the TLS certificate or key is not usable: ${message}`;
-  return `Cannot start: ${message}`;
+  if (code.startsWith('ERR_OSSL_')) return `the TLS certificate or key is not usable: ${message}`;
+  return message;
+}
+
+function refusedAtStart(error: unknown): string | undefined {
+  const refused = refusal(error);
+  return refused && `Cannot start: ${refused}`;
 }
 
 function listenFailure(error: ListenError, config: Readonly<Config>): string {

@@ -162,6 +162,20 @@ describe('mailroom CLI', () => {
     }
   });
 
+  test('a database that refuses the connection is one line and exit 1, without a stack trace', async () => {
+    const env = {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:9/test',
+      DATABASE_SCHEMA: 'mailroom',
+    };
+    for (const command of [['migrate'], ['keys', 'list'], ['accounts', 'set-limit', 'default', '1']]) {
+      const result = await runScript('src/cli.ts', command, env);
+      assert.equal(result.code, 1, command.join(' '));
+      assert.equal(result.stderr, `mailroom ${command[0]}: connect ECONNREFUSED 127.0.0.1:9\n`);
+      assert.equal(result.stdout, '');
+    }
+  });
+
   test('an unknown command prints usage and exits 2', async () => {
     const result = await runScript('src/cli.ts', ['frobnicate'], { PATH: process.env.PATH ?? '' });
     assert.equal(result.code, 2);
