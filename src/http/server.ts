@@ -56,6 +56,16 @@ export interface HttpServices {
 
 const BODY_LIMIT = 2 * 1024 * 1024;
 
+/**
+ * How long /readyz waits for the database. A database that stopped answering (a partition, a stalled server) would
+ * otherwise hold the probe until TCP gives up, minutes later; not answering in this time is not ready.
+ */
+const READY_TIMEOUT_MS = 2000;
+
+function rejectAfter(ms: number): Promise<never> {
+  return new Promise((_resolve, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref());
+}
+
 /** How slow and how many clients may be; only the arrival of a request is timed, never the answer. */
 export interface HttpLimits {
   requestTimeoutMs: number;
@@ -127,7 +137,7 @@ export async function buildHttpServer(
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await services.ping();
+      await Promise.race([services.ping(), rejectAfter(READY_TIMEOUT_MS)]);
       return { status: 'ready' };
     } catch {
       return reply.code(503).send({ error: 'Database unavailable' });
