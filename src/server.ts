@@ -151,6 +151,13 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     if (closing) return;
     closing = true;
     app.logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      app.logger.error(
+        { timeoutMs: config.shutdownTimeoutMs },
+        'shutdown took too long: exiting (SHUTDOWN_TIMEOUT_SECONDS)',
+      );
+      process.exit(1);
+    }, config.shutdownTimeoutMs).unref();
     app.close().then(
       () => process.exit(0),
       (error) => {

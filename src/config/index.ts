@@ -87,6 +87,8 @@ export interface Config {
   metrics: { enabled: boolean; port?: number; host: string; auth: 'api_key' | 'none' };
   /** 0 turns a limit off. Each is counted in this process's memory. */
   rateLimits: { apiRequestsPerMinute: number; smtpMessagesPerMinute: number; accountMailPerHour: number };
+  /** How long a stop may take before the process exits anyway. */
+  shutdownTimeoutMs: number;
   logLevel: string;
 }
 
@@ -257,6 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       smtpMessagesPerMinute: e.SMTP_RATE_LIMIT_PER_MINUTE,
       accountMailPerHour: e.ACCOUNT_MAIL_LIMIT_PER_HOUR,
     },
+    shutdownTimeoutMs: milliseconds(e.SHUTDOWN_TIMEOUT_SECONDS),
     logLevel: e.LOG_LEVEL,
   } satisfies Config);
 }

@@ -123,6 +123,12 @@ export const EnvSchema = Type.Object({
   SMTP_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
   /** Emails an account may receive per hour before it is flagged (mail is still stored); 0 turns it off. */
   ACCOUNT_MAIL_LIMIT_PER_HOUR: Type.Integer({ minimum: 0, default: 0 }),
+  /**
+   * Longest a stop on SIGTERM or SIGINT may take; then the process exits without finishing it (as kill -9 would, which
+   * loses nothing acknowledged). A client that never reads its answer, or a database that stopped answering, would
+   * otherwise hold it for ever.
+   */
+  SHUTDOWN_TIMEOUT_SECONDS: Seconds(30),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
