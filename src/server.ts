@@ -159,7 +159,10 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        app.logger.info({ signal }, 'mailroom stopped');
+        process.exit(0);
+      },
       (error) => {
         app.logger.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -15,6 +15,30 @@ async function terminate(server: ServerProcess): Promise<{ code: number | null |
   return { code, seconds: (performance.now() - started) / 1000 };
 }
 
+test('SIGTERM on an idle server: exit 0, logging the stop and its end', async () => {
+  const installation = await createInstallation({ MAILROOM_API_KEY: API_KEY, LOG_LEVEL: 'info' });
+  const server = await startServerProcess(installation.env);
+  try {
+    const { code, seconds } = await terminate(server);
+    assert.equal(code, 0);
+    assert.ok(seconds < 10, `exited after ${seconds} s`);
+    const stops = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.signal)
+      .map(({ level, msg, signal }) => ({ level, msg, signal }));
+    assert.deepEqual(stops, [
+      { level: 30, msg: 'shutting down', signal: 'SIGTERM' },
+      { level: 30, msg: 'mailroom stopped', signal: 'SIGTERM' },
+    ]);
+  } finally {
+    await server.stop('SIGKILL');
+    await installation.remove();
+  }
+});
+
 test('SIGTERM while a request body is still arriving: exit 1 once SHUTDOWN_TIMEOUT_SECONDS has passed', async () => {
   const installation = await createInstallation({
     MAILROOM_API_KEY: API_KEY,
