@@ -88,11 +88,15 @@ function banner(app: App, bound: Bound): string[] {
 
 /**
  * What the machine or a service refused (a file or directory, a certificate, the database or the blob store), said in
- * one line: a system error code (ENOENT, ECONNREFUSED...), OpenSSL's, or a PostgreSQL SQLSTATE. Anything else is a
- * fault of Mailroom's and keeps its stack. The server and the CLI both say it this way.
+ * one line: a system error code (ENOENT, ECONNREFUSED...), OpenSSL's, a PostgreSQL SQLSTATE, or S3's. Anything else
+ * is a fault of Mailroom's and keeps its stack. The server and the CLI both say it this way.
  */
 export function refusal(error: unknown): string | undefined {
-  const { code, message } = (error ?? {}) as NodeJS.ErrnoException;
+  const { code, message, name } = (error ?? {}) as NodeJS.ErrnoException;
+  // The AWS SDK's: an S3 answer (NoSuchBucket, InvalidAccessKeyId, AccessDenied...) carries $metadata.
+  if (name === 'CredentialsProviderError' || (typeof error === 'object' && error !== null && '$metadata' in error)) {
+    return `the S3 blob store (BLOB_STORE, S3_ENDPOINT, AWS credentials) refused: ${message}`;
+  }
   if (typeof code !== 'string' || !/^(E[A-Z]+|ERR_OSSL_\w+|[0-9A-Z]{5})$/.test(code)) return undefined;
   if (code.startsWith('ERR_OSSL_')) return `the TLS certificate or key is not usable: ${message}`;
   return message;

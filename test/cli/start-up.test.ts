@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { createInstallation, runScript, type ServerProcess, startServerProcess } from '../helpers/process.ts';
+import { startS3Server } from '../helpers/s3.ts';
 
 /** Starts `npm start` with these settings on a fresh installation and waits for it to exit (killed if it starts). */
 async function startFails(extra: Record<string, string>) {
@@ -153,6 +154,34 @@ describe('start-up errors say what to do, without a stack trace', () => {
       assert.equal(result.stdout, '');
     });
   }
+
+  test('an S3 bucket that does not exist, or no AWS credentials: one line, no stack trace', async () => {
+    const s3 = await startS3Server();
+    try {
+      const missingBucket = await startFails({ ...s3.env, BLOB_STORE: 's3://no-such-bucket/mail' });
+      assert.equal(missingBucket.code, 1);
+      assert.equal(
+        missingBucket.stderr,
+        'Cannot start: the S3 blob store (BLOB_STORE, S3_ENDPOINT, AWS credentials) refused: ' +
+          'The specified bucket does not exist\n',
+      );
+      const { AWS_ACCESS_KEY_ID: _id, AWS_SECRET_ACCESS_KEY: _secret, ...withoutCredentials } = s3.env;
+      // No ~/.aws to find, and no instance metadata service to ask.
+      const anonymous = await startFails({
+        ...withoutCredentials,
+        HOME: '/nonexistent',
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      assert.equal(anonymous.code, 1);
+      assert.equal(
+        anonymous.stderr,
+        'Cannot start: the S3 blob store (BLOB_STORE, S3_ENDPOINT, AWS credentials) refused: ' +
+          'Could not load credentials from any providers\n',
+      );
+    } finally {
+      await s3.close();
+    }
+  });
 
   test('a second server on one DATA_DIR is refused while the first runs, and starts once it is killed', async () => {
     const installation = await createInstallation();
