@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { bootstrapAccess } from './accounts/index.ts';
 import { type App, createApp, ListenError, VERSION } from './app.ts';
 import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
+import { AppError } from './core/index.ts';
 import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, type SandboxDns, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
 
 /** How far V8 lets the old generation grow past what the last full GC kept, in percent (see startApp). */
@@ -195,8 +196,10 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   try {
     lines = [...banner(app, bound), ...(await ready(app, bound))];
   } catch (error) {
-    // Left listening, the server would look started without ever saying how to use it; the caller says why.
+    // Left listening, the server would look started without ever saying how to use it.
     await app.close();
+    // What set-up refused (a MAILROOM_API_KEY of another account) is said in one line; anything else keeps its stack.
+    if (error instanceof AppError) fail(error.message);
     throw error;
   }
   process.stdout.write(`${lines.join('\n')}\n`);

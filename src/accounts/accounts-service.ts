@@ -173,7 +173,9 @@ export class AccountsService {
       .where('key_hash', '=', hashKey(key))
       .executeTakeFirst();
     if (existing && existing.account_id !== account.id) {
-      throw new Invalid('That API key already belongs to another account');
+      throw new Invalid(
+        `MAILROOM_API_KEY is a key of another account than "${accountName}": unset it, or set a key of "${accountName}"`,
+      );
     }
     if (!existing) await this.storeKey(this.db, account.id, key, key.slice(0, KEY_PREFIX.length + 8));
     return account;

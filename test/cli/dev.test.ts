@@ -181,7 +181,7 @@ test('mailroom dev: a set-up that fails (a MAILROOM_API_KEY of another account) 
     // Not a server left listening without a key printed: the process ends with the reason.
     await assert.rejects(
       startDev(folder, { ...USER_ENV, MAILROOM_API_KEY: created.stdout.trim() }),
-      /^Error: server exited with 1 before listening:\n[\s\S]*\nThat API key already belongs to another account\n$/,
+      /^Error: server exited with 1 before listening:\n[\s\S]*\nMAILROOM_API_KEY is a key of another account than "default": unset it, or set a key of "default"\n$/,
     );
   } finally {
     await rm(folder, { recursive: true, force: true });

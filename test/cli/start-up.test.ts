@@ -183,6 +183,25 @@ describe('start-up errors say what to do, without a stack trace', () => {
     }
   });
 
+  test('a MAILROOM_API_KEY of another account: exit 1 with one line naming it, and nothing left listening', async () => {
+    const installation = await createInstallation();
+    try {
+      assert.equal((await runScript('src/cli.ts', ['migrate'], installation.env)).code, 0);
+      const other = await runScript('src/cli.ts', ['keys', 'create', '--account', 'other'], installation.env);
+      assert.equal(other.code, 0, other.stderr);
+      const env = { ...installation.env, MAILROOM_API_KEY: other.stdout.trim() };
+      const result = await runScript('src/main.ts', [], env, undefined, 20_000);
+      assert.equal(result.code, 1);
+      assert.equal(
+        result.stderr,
+        'MAILROOM_API_KEY is a key of another account than "default": unset it, or set a key of "default"\n',
+      );
+      assert.equal(result.stdout, '');
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('a second server on one DATA_DIR is refused while the first runs, and starts once it is killed', async () => {
     const installation = await createInstallation();
     try {
