@@ -317,7 +317,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   );
   const metricsServer =
     metrics && config.metrics.port !== undefined
-      ? await buildMetricsServer({ source: metrics, auth: config.metrics.auth }, accounts, logger)
+      ? await buildMetricsServer({ source: metrics, auth: config.metrics.auth }, accounts, logger, config.http)
       : undefined;
 
   let verifier: ReturnType<typeof startDomainVerifier> | undefined;

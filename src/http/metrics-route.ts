@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AccountsService } from '../accounts/index.ts';
 import type { Logger } from '../core/index.ts';
 import { requireApiKey } from './auth.ts';
+import { type HttpLimits, limitOptions } from './connection-limits.ts';
 import { handleError } from './errors.ts';
 
 /** The Prometheus text of the app's metrics (src/metrics). */
@@ -34,9 +35,19 @@ export async function metricsRoute(app: FastifyInstance, exposure: MetricsExposu
   });
 }
 
-/** The listener of METRICS_PORT: `/metrics` and nothing else. */
-export async function buildMetricsServer(exposure: MetricsExposure, accounts: AccountsService, logger: Logger) {
-  const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }) });
+/** The listener of METRICS_PORT: `/metrics` and nothing else, its clients held to the HTTP port's limits. */
+export async function buildMetricsServer(
+  exposure: MetricsExposure,
+  accounts: AccountsService,
+  logger: Logger,
+  limits: HttpLimits,
+) {
+  const app = Fastify({
+    loggerInstance: logger,
+    ...limitOptions(limits),
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.server.maxConnections = limits.maxConnections;
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `Route ${request.method} ${request.url.split('?')[0]} not found` }),

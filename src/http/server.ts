@@ -17,8 +17,9 @@ import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
 import type { ApiRateLimit } from './auth.ts';
 import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
+import { type HttpLimits, limitOptions } from './connection-limits.ts';
 import { e2Routes } from './e2/routes.ts';
-import { answerClientError, handleError } from './errors.ts';
+import { handleError } from './errors.ts';
 import { refuseJsonSentAsForm } from './json-content-type.ts';
 import { type MetricsExposure, metricsRoute } from './metrics-route.ts';
 import { acceptMultipartBodies } from './multipart-body.ts';
@@ -66,16 +67,6 @@ function rejectAfter(ms: number): Promise<never> {
   return new Promise((_resolve, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref());
 }
 
-/** How slow and how many clients may be; only the arrival of a request is timed, never the answer. */
-export interface HttpLimits {
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  maxConnections: number;
-}
-
-/** How often Node looks for requests past their timeout, so that a timeout is enforced within this of falling due. */
-const TIMEOUT_CHECK_INTERVAL_MS = 500;
-
 export async function buildHttpServer(
   services: HttpServices,
   logger: Logger,
@@ -85,15 +76,7 @@ export async function buildHttpServer(
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    // Node checks headersTimeout against its own requestTimeout when the server is made, before Fastify sets it.
-    http: {
-      requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: limits.requestTimeoutMs,
-      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.requestTimeoutMs),
-    },
-    clientErrorHandler: answerClientError,
+    ...limitOptions(limits),
     // What the router refuses before a route is found is answered like every other error.
     frameworkErrors: handleError,
     // A filename in an attachment's URL may be 255 bytes, percent-encoded.

@@ -157,3 +157,37 @@ test("HTTP_REQUEST_TIMEOUT_SECONDS above Node's 300 s default starts and serves"
     await server.close();
   }
 });
+
+describe('the METRICS_PORT listener, held to the same limits', () => {
+  let server: TestApp;
+  before(async () => {
+    server = await startTestApp({ METRICS_PORT: '0', HTTP_REQUEST_TIMEOUT_SECONDS: '1', HTTP_MAX_CONNECTIONS: '2' });
+  });
+  after(() => server.close());
+
+  test('headers trickling in past the request timeout are answered 408 and the connection closed', async () => {
+    const connection = await openConnection(server.metricsUrl!);
+    const head = `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ${'s'.repeat(60)}\r\n\r\n`;
+    assert.equal(
+      await trickleUntilClosed(connection, head),
+      'HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: 43\r\n' +
+        'Connection: close\r\n\r\n{"error":"Request took too long to arrive"}',
+    );
+  });
+
+  test('connections up to HTTP_MAX_CONNECTIONS are served; one more is closed at once, unanswered', async () => {
+    const first = await openConnection(server.metricsUrl!);
+    const second = await openConnection(server.metricsUrl!);
+    try {
+      // The listener serves /metrics only: another path is a JSON 404, a complete answer to wait for.
+      assert.match(await first.roundTrip('/healthz'), /^HTTP\/1\.1 404 Not Found\r\n/);
+      assert.match(await second.roundTrip('/healthz'), /^HTTP\/1\.1 404 Not Found\r\n/);
+      const third = await openConnection(server.metricsUrl!);
+      third.socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.equal(await third.closed, '');
+    } finally {
+      first.socket.destroy();
+      second.socket.destroy();
+    }
+  });
+});
