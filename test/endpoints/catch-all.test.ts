@@ -102,7 +102,8 @@ describe('catch-all configuration', () => {
         [true, null, null],
       );
       const anyone = `store-${family}@catch.test`;
-      assert.deepEqual((await server.app.router.resolve(anyone)).target, { kind: 'none' });
+      const decision = await server.app.router.resolve(anyone);
+      assert.deepEqual(decision.accepted && [decision.matchedBy, decision.target], ['catch_all', { kind: 'none' }]);
       const sent = await sendMail({ port: server.smtpPort, from: 'ann@sender.test', to: anyone, subject: 'Kept' });
       assert.equal(sent.code, 250, sent.response);
       const stored = await api.get(`/api/v2/mail/${sent.queuedIds[0]}`);
