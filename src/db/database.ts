@@ -10,6 +10,9 @@ import { createSqliteDialect } from './sqlite-dialect.ts';
 
 export type Db = Kysely<Database>;
 
+/** PostgreSQL's SQLSTATE for a unique violation. */
+const UNIQUE_VIOLATION = '23505';
+
 export type { DatabaseConfig };
 export type SqliteConfig = Extract<DatabaseConfig, { kind: 'sqlite' }>;
 
@@ -81,7 +84,11 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     const client = new pg.Client({ connectionString: config.url });
     await client.connect();
     try {
-      await client.query(`create schema if not exists "${config.schema}"`);
+      await client.query(`create schema if not exists "${config.schema}"`).catch((error) => {
+        // Servers starting at once race to create it: PostgreSQL's IF NOT EXISTS does not cover a creator that has
+        // not committed yet, and the loser gets a unique violation, though the schema then exists as wanted.
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+      });
     } finally {
       await client.end();
     }
