@@ -95,7 +95,12 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   }
   const keep = Math.min(options.keepConnections ?? 0, config.poolSize);
   const pool = new pg.Pool({ ...connectionSettings(config), max: config.poolSize, min: keep });
-  pool.on('connect', prepareNamedStatements);
+  pool.on('connect', (client) => {
+    // pg-pool hears a connection's errors only while it is idle. Lost while a query runs on it, the connection's
+    // 'error' would go unheard and end the process; the query fails with it, and the pool drops the connection.
+    client.on('error', () => {});
+    prepareNamedStatements(client);
+  });
   // A restart, a failover or an idle timeout on the server ends idle connections; unheard, the pool's error would
   // end the process.
   pool.on('error', (error) => options.onIdleConnectionLost?.(error));

@@ -1,17 +1,28 @@
 import { connect, createServer, type Socket } from 'node:net';
 
 /**
- * A TCP relay on loopback to `target`, for tests of a peer that stops answering: `stall()` stops relaying in both
+ * A TCP relay on loopback to `target`, for tests of a peer that misbehaves: `stall()` stops relaying in both
  * directions (bytes wait in the sockets, as on a network that drops everything for a while), `resume()` relays them.
+ * `cut()` drops every connection and refuses new ones (each is closed as soon as it opens) until `restore()`.
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   let stalled = false;
+  let down = false;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  };
   const server = createServer((client) => {
+    if (down) {
+      client.on('error', () => {});
+      client.destroy();
+      return;
+    }
+    track(client);
     const upstream = connect(target.port, target.host);
+    track(upstream);
     for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => {
         client.destroy();
         upstream.destroy();
@@ -38,9 +49,18 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       stalled = false;
       for (const socket of sockets) socket.resume();
     },
+    cut() {
+      down = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      down = false;
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
 }
+
+export type TcpProxy = Awaited<ReturnType<typeof startTcpProxy>>;
