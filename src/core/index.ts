@@ -4,6 +4,7 @@ export { AppError, Busy, Conflict, type ErrorExtras, Invalid, LimitReached, NotF
 export { firstCharacters } from './first-characters.ts';
 export { type IdPrefix, newId, randomHex } from './ids.ts';
 export { createLogger, type Logger } from './logger.ts';
+export { isOutage } from './outage.ts';
 export type { Page } from './page.ts';
 export { startPeriodicTask } from './periodic-task.ts';
 export { FixedWindowRateLimiter, type RateLimitAnswer } from './rate-limiter.ts';

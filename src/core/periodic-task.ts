@@ -1,14 +1,16 @@
 import type { Logger } from './logger.ts';
+import { isOutage } from './outage.ts';
 
 /**
  * Runs `pass` every `intervalMs` in the running server, never two at once; a failed pass is logged as
- * `<name> failed`. stop() waits for a pass in progress.
+ * `<name> failed` (a warning when a store is out of reach: the next pass tries again). stop() waits for a pass in
+ * progress.
  */
 export function startPeriodicTask(name: string, pass: () => Promise<void>, intervalMs: number, logger: Logger) {
   let running: Promise<void> | undefined;
   const tick = () => {
     running ??= pass()
-      .catch((error) => logger.error({ err: error }, `${name} failed`))
+      .catch((error) => logger[isOutage(error) ? 'warn' : 'error']({ err: error }, `${name} failed`))
       .finally(() => {
         running = undefined;
       });

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
-import type { Logger } from '../core/index.ts';
-import { randomHex } from '../core/index.ts';
+import { isOutage, type Logger, randomHex } from '../core/index.ts';
 import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import type { JobRunner } from './job-runner.ts';
 import type { OutboxStore } from './outbox-store.ts';
@@ -267,7 +266,9 @@ export class DeliveryWorker {
         }
       } while (this.pumpAgain && !this.stopped);
     } catch (error) {
-      if (!this.stopped) this.logger.error({ err: error }, 'delivery worker could not claim jobs');
+      // A database out of reach is an outage, not a bug: the next poll claims again.
+      if (!this.stopped)
+        this.logger[isOutage(error) ? 'warn' : 'error']({ err: error }, 'delivery worker could not claim jobs');
     } finally {
       this.pumping = false;
     }
@@ -331,8 +332,9 @@ export class DeliveryWorker {
       })
       .catch((error) => {
         // After stop() the job was handed back and the database may be closing: the next owner retries it.
-        const log = this.stopped ? this.logger.warn.bind(this.logger) : this.logger.error.bind(this.logger);
-        log({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly');
+        // So may a database out of reach: the lease runs out and the job is tried again.
+        const level = this.stopped || isOutage(error) ? 'warn' : 'error';
+        this.logger[level]({ err: error, deliveryId: job.id }, 'delivery attempt failed unexpectedly');
       })
       .finally(() => {
         this.freeSlot(job.id);

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Busy, Conflict, Invalid, LimitReached, NotFound, NotSupported } from '../core/index.ts';
+import { AppError, Busy, Conflict, Invalid, isOutage, LimitReached, NotFound, NotSupported } from '../core/index.ts';
 import { SEND_JSON_CONTENT_TYPE } from './json-content-type.ts';
 
 const STATUS_BY_ERROR = new Map<abstract new (...args: never[]) => AppError, number>([
@@ -11,6 +11,9 @@ const STATUS_BY_ERROR = new Map<abstract new (...args: never[]) => AppError, num
   [LimitReached, 403],
   [NotSupported, 501],
 ]);
+
+/** The Retry-After of a 503 answered while a store is out of reach: outages worth riding out last seconds. */
+const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
 /** Fastify's own client-side errors, answered with a plain sentence instead of its internal codes. */
 const FRAMEWORK_ERRORS: Record<
@@ -61,6 +64,14 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return reply.code(error.statusCode).send({ error: error.message });
+  }
+  if (isOutage(error)) {
+    // The database or the blob store is out of reach: no bug, and the same request succeeds once it is back.
+    request.log.warn({ err: error }, 'store unavailable');
+    return reply
+      .code(503)
+      .header('retry-after', String(OUTAGE_RETRY_AFTER_SECONDS))
+      .send({ error: 'Service temporarily unavailable, try again shortly' });
   }
   request.log.error({ err: error }, 'unhandled error');
   return reply.code(500).send({ error: request.routeOptions.config.internalErrorMessage ?? 'Internal server error' });

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
+import { type Clock, Invalid, isOutage, isoNow, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { MailPages } from '../search/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
@@ -233,7 +233,9 @@ export class MailService {
   async #openBlob(key: string): Promise<Readable> {
     try {
       return await this.#raw.get(key);
-    } catch {
+    } catch (error) {
+      // A store that cannot be reached now has not lost the content: the edge answers "try again" instead.
+      if (isOutage(error)) throw error;
       throw new NotFound('Email content not found');
     }
   }

@@ -1,6 +1,6 @@
 import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import type { FixedWindowRateLimiter, Logger } from '../core/index.ts';
+import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
 import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
 import { SharedBlocks } from './shared-blocks.ts';
@@ -55,6 +55,8 @@ function smtpError(code: number, text: string): Error {
 }
 
 const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
+/** A store out of reach defers mail with 451 as a bug does, but is logged as the outage it is, not as a bug. */
+const failureLevel = (error: unknown) => (isOutage(error) ? 'warn' : 'error');
 const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
 const TOO_SLOW = '4.4.2 Data arriving too slowly, closing connection';
 const TOO_MANY_REFUSALS = '4.7.0 Too many refused recipients, closing connection';
@@ -291,7 +293,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           },
           (error) => {
             letGo();
-            logger.error({ err: error, session: session.id }, 'ingest failed');
+            logger[failureLevel(error)]({ err: error, session: session.id }, 'ingest failed');
             observer?.refused('temporary_failure');
             done(TEMPORARY_FAILURE());
           },
@@ -339,7 +341,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           server.cut(session.id, TOO_MANY_REFUSALS);
         },
         (error) => {
-          logger.error({ err: error, recipient: address.address }, 'routing failed');
+          logger[failureLevel(error)]({ err: error, recipient: address.address }, 'routing failed');
           observer?.refused('temporary_failure');
           callback(TEMPORARY_FAILURE());
         },
