@@ -21,5 +21,6 @@ export async function openBlobStore(config: BlobConfig): Promise<BlobStore> {
     prefix: config.prefix,
     endpoint: config.endpoint,
     region: config.region,
+    timeoutMs: config.timeoutMs,
   });
 }

@@ -14,6 +14,11 @@ export interface S3BlobStoreOptions {
   prefix: string;
   endpoint?: string;
   region: string;
+  /**
+   * How long a request may wait to connect, or go without a byte either way once connected, before it fails (and is
+   * retried by the SDK): without it a store that stops answering holds SMTP's answer, API reads and shutdown forever.
+   */
+  timeoutMs: number;
   /** Explicit credentials (tests); otherwise the standard AWS chain (env, profile, instance role). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
@@ -35,6 +40,7 @@ export function openS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     forcePathStyle: Boolean(options.endpoint),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: { connectionTimeout: options.timeoutMs, socketTimeout: options.timeoutMs },
     ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   const base = options.prefix ? `${options.prefix}/` : '';

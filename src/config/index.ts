@@ -13,7 +13,7 @@ export type DatabaseConfig =
 
 export type BlobConfig =
   | { kind: 'fs'; dir: string }
-  | { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string };
+  | { kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string; timeoutMs: number };
 
 /** Where spamd listens, and how long a scan may take before the verdict is TEMPERROR. */
 export interface SpamdConfig {
@@ -329,5 +329,6 @@ function parseBlobStore(e: Env, dataDir: string): BlobConfig {
     prefix: url.pathname.replace(/^\/+|\/+$/g, ''),
     endpoint: e.S3_ENDPOINT,
     region: e.S3_REGION,
+    timeoutMs: milliseconds(e.S3_TIMEOUT_SECONDS),
   };
 }

@@ -54,6 +54,7 @@ export const EnvSchema = Type.Object({
   }),
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  S3_TIMEOUT_SECONDS: Seconds(30),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
   MX_HOST: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', description: 'a host name' })),
   DNS_SERVERS: Type.Optional(Type.String({ minLength: 1 })),

@@ -137,3 +137,46 @@ test('PostgreSQL out of reach for a while: the API answers 503 with Retry-After,
     await proxy.close();
   }
 });
+
+test('S3 that stops answering: SMTP answers 451 and reads answer 503 within S3_TIMEOUT_SECONDS and its retries, and the server closes', async () => {
+  const s3 = await startS3Server();
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(s3.env.S3_ENDPOINT!).port) });
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, BLOB_STORE } = s3.env;
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY });
+  const server = await startTestApp({
+    DNS_SERVERS: dns.address,
+    BLOB_STORE: BLOB_STORE!,
+    S3_ENDPOINT: `http://127.0.0.1:${proxy.port}`,
+    S3_TIMEOUT_SECONDS: '1',
+  });
+  let closed = false;
+  try {
+    const api = apiClient(server.baseUrl, server.apiKey);
+    const to = await storeOnlyAddress(api, 'hung-s3.test');
+    const stored = await sendMail({ port: server.smtpPort, to, subject: 'Stored before' });
+    assert.equal(stored.code, 250, stored.response);
+
+    proxy.hang();
+    const started = Date.now();
+    const answers = await Promise.race([
+      Promise.all([
+        get(server, `/api/v2/mail/${stored.queuedIds[0]}/raw`),
+        sendMail({ port: server.smtpPort, to, subject: 'While it hangs' }),
+      ]),
+      delay(30_000, 'no answer in 30 s' as const),
+    ]);
+    assert.notEqual(answers, 'no answer in 30 s');
+    const [raw, deferred] = answers as Exclude<typeof answers, string>;
+    assert.deepEqual([raw.status, JSON.parse(raw.text)], [503, UNAVAILABLE]);
+    assert.equal(deferred.code, 451, deferred.response);
+    assert.ok(Date.now() - started < 20_000, `answered after ${Date.now() - started} ms`);
+    // A put still waiting on the store would hold the close (ingest drains first).
+    const closing = server.close().then(() => 'closed');
+    closed = true;
+    assert.equal(await Promise.race([closing, delay(20_000, 'still closing after 20 s')]), 'closed');
+  } finally {
+    if (!closed) await server.close();
+    await proxy.close();
+    await s3.close();
+  }
+});

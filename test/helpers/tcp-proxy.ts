@@ -3,23 +3,28 @@ import { connect, createServer, type Socket } from 'node:net';
 /**
  * A TCP relay on loopback to `target`, for tests of a peer that misbehaves: `stall()` stops relaying in both
  * directions (bytes wait in the sockets, as on a network that drops everything for a while), `resume()` relays them.
- * `cut()` drops every connection and refuses new ones (each is closed as soon as it opens) until `restore()`.
+ * `cut()` drops every connection and refuses new ones (each is closed as soon as it opens), `hang()` drops them and
+ * holds new ones open without a byte either way (a server that stopped answering), until `restore()`.
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   let stalled = false;
-  let down = false;
+  let down: 'cut' | 'hung' | undefined;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   };
   const server = createServer((client) => {
-    if (down) {
+    if (down === 'cut') {
       client.on('error', () => {});
       client.destroy();
       return;
     }
     track(client);
+    if (down === 'hung') {
+      client.on('error', () => {});
+      return;
+    }
     const upstream = connect(target.port, target.host);
     track(upstream);
     for (const socket of [client, upstream]) {
@@ -50,11 +55,17 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       for (const socket of sockets) socket.resume();
     },
     cut() {
-      down = true;
+      down = 'cut';
       for (const socket of sockets) socket.destroy();
     },
+    hang() {
+      down = 'hung';
+      for (const socket of sockets) socket.destroy();
+    },
+    /** Back to relaying; connections held by `hang()` are dropped. */
     restore() {
-      down = false;
+      if (down === 'hung') for (const socket of sockets) socket.destroy();
+      down = undefined;
     },
     async close() {
       for (const socket of sockets) socket.destroy();
