@@ -2,9 +2,18 @@ import pg from 'pg';
 import type { Logger } from '../core/index.ts';
 
 /**
+ * How often the listening connection says LISTEN again, and how long it may take to answer. A connection that only
+ * listens sends nothing, so one a NAT or firewall forgot while idle, or whose server vanished, would never hear
+ * another notification and never know; saying LISTEN again (a no-op) finds out, and keeps it from looking idle.
+ */
+const CHECK_INTERVAL_MS = 5_000;
+const CHECK_TIMEOUT_MS = 10_000;
+
+/**
  * A dedicated connection LISTENing on one channel for other processes' (and this one's) notifications. A
  * notification whose payload is `self` is skipped: that process has acted on its own news already. It reconnects
- * after a dropped connection; the caller's poll covers whatever was announced while it was away.
+ * after a dropped connection, or one that stops answering; the caller's poll covers whatever was announced while
+ * it was away.
  */
 export function listenForNotifications(options: {
   url: string;
@@ -33,7 +42,9 @@ export function listenForNotifications(options: {
       if (options.self === undefined || message.payload !== options.self) options.onNotify();
     });
     let gone = false;
+    let check: NodeJS.Timeout | undefined;
     const lost = (error: Error) => {
+      clearInterval(check);
       if (gone || closed) return;
       gone = true;
       options.logger.warn({ err: error }, `${options.purpose} connection lost`);
@@ -60,6 +71,20 @@ export function listenForNotifications(options: {
     }
     client = next;
     options.onListening?.(true);
+    let checking = false;
+    check = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      const silent = setTimeout(() => lost(new Error('no answer to LISTEN')), CHECK_TIMEOUT_MS).unref();
+      next
+        .query(`LISTEN "${options.channel}"`)
+        .catch(lost)
+        .finally(() => {
+          clearTimeout(silent);
+          checking = false;
+        });
+    }, CHECK_INTERVAL_MS);
+    check.unref();
   }
 
   function scheduleReconnect(): void {

@@ -4,10 +4,13 @@ import { connect, createServer, type Socket } from 'node:net';
  * A TCP relay on loopback to `target`, for tests of a peer that misbehaves: `stall()` stops relaying in both
  * directions (bytes wait in the sockets, as on a network that drops everything for a while), `resume()` relays them.
  * `cut()` drops every connection and refuses new ones (each is closed as soon as it opens), `hang()` drops them and
- * holds new ones open without a byte either way (a server that stopped answering), until `restore()`.
+ * holds new ones open without a byte either way (a server that stopped answering), until `restore()`. `forget()`
+ * plays a NAT or firewall that forgot its idle connections: nothing is said to either end, the next bytes a client
+ * sends on one are answered with a reset, and new connections pass.
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
+  const relayed = new Set<{ client: Socket; upstream: Socket; forgotten: boolean }>();
   let stalled = false;
   let down: 'cut' | 'hung' | undefined;
   const track = (socket: Socket) => {
@@ -27,6 +30,9 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     }
     const upstream = connect(target.port, target.host);
     track(upstream);
+    const pair = { client, upstream, forgotten: false };
+    relayed.add(pair);
+    client.on('close', () => relayed.delete(pair));
     for (const socket of [client, upstream]) {
       socket.on('error', () => {
         client.destroy();
@@ -39,8 +45,12 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       [client, upstream],
       [upstream, client],
     ] as const) {
-      from.on('data', (chunk) => to.write(chunk));
-      from.on('end', () => to.end());
+      from.on('data', (chunk) => {
+        if (!pair.forgotten) to.write(chunk);
+      });
+      from.on('end', () => {
+        if (!pair.forgotten) to.end();
+      });
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -66,6 +76,14 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     restore() {
       if (down === 'hung') for (const socket of sockets) socket.destroy();
       down = undefined;
+    },
+    forget() {
+      for (const pair of relayed) {
+        relayed.delete(pair);
+        pair.forgotten = true;
+        pair.upstream.destroy();
+        pair.client.on('data', () => pair.client.resetAndDestroy());
+      }
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -6,6 +6,7 @@ import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
 const skip = TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)';
 
@@ -134,5 +135,38 @@ describe('routing decisions on several instances of one PostgreSQL schema', () =
       reason: 'inactive_address',
       accountId,
     });
+  });
+
+  test('a change is seen by an instance whose idle connections a NAT forgot silently, within seconds', {
+    skip,
+  }, async () => {
+    const database = new URL(TEST_DATABASE_URL!);
+    const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    database.host = `127.0.0.1:${proxy.port}`;
+    const third = await startTestApp({
+      DNS_SERVERS: dns.address,
+      DATABASE_SCHEMA: schema,
+      DATABASE_URL: `${database}`,
+    });
+    try {
+      const refused: RouteDecision = { accepted: false, reason: 'unknown_address', accountId };
+      assert.deepEqual(await third.app.router.resolve('late@cluster.test'), refused);
+      assert.deepEqual(await third.app.router.resolve('late@cluster.test'), refused);
+
+      // Nothing tells the third instance its connections are gone, its routing listener's least of all.
+      proxy.forget();
+      await createAddress('late@cluster.test');
+      const deadline = Date.now() + 20_000;
+      let decision: RouteDecision | string = refused;
+      while (typeof decision === 'string' || !decision.accepted) {
+        assert.ok(Date.now() < deadline, `still ${JSON.stringify(decision)} after 20 s`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A query on one of the forgotten pooled connections fails (SMTP would answer 451); the pool opens others.
+        decision = await third.app.router.resolve('late@cluster.test').catch((error: Error) => error.message);
+      }
+    } finally {
+      await third.close();
+      await proxy.close();
+    }
   });
 });
