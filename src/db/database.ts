@@ -103,7 +103,11 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
   });
   // A restart, a failover or an idle timeout on the server ends idle connections; unheard, the pool's error would
   // end the process.
-  pool.on('error', (error) => options.onIdleConnectionLost?.(error));
+  pool.on('error', (error) => {
+    // pg-pool hangs the whole connection on the error (its settings, buffers and statements): kilobytes per log line.
+    Reflect.deleteProperty(error, 'client');
+    options.onIdleConnectionLost?.(error);
+  });
   const opened = await Promise.all(Array.from({ length: keep }, () => pool.connect()));
   for (const client of opened) client.release();
   return new PostgresDialect({ pool });

@@ -98,4 +98,17 @@ test('a server goes on when PostgreSQL ends its idle connections', { skip: !TEST
     ['After the restart'],
   );
   assert.equal(server.child.exitCode, null);
+  // Each lost connection is logged once with what PostgreSQL said, not with the connection object pg-pool attaches.
+  const warnings = server
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes('PostgreSQL closed an idle pooled connection'))
+    .map((line) => JSON.parse(line).err);
+  assert.ok(warnings.length > 0);
+  for (const err of warnings) {
+    assert.deepEqual(
+      [err.message, err.code, err.client],
+      ['terminating connection due to administrator command', '57P01', undefined],
+    );
+  }
 });
