@@ -216,6 +216,40 @@ describe('delivery survives crashes and shares work across processes', () => {
     );
   });
 
+  test('kill -9 of the process holding a webhook mid-attempt: another running process takes it over once the lease ends, with the same webhook-id', {
+    skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
+  }, async () => {
+    await inInstallation(
+      { ...s3?.env, DELIVERY_LEASE_SECONDS: '2', DELIVERY_POLL_SECONDS: '1', DELIVERY_RETRY_SCALE: '0.001' },
+      async (env) => {
+        const one = await start(env);
+        const two = await start(env);
+        const address = await routeToReceiver(one, 'takeover.test');
+        receiver.answer('hang', { status: 200, body: 'ok' });
+        // Mail that process one stores is leased to its own worker at once.
+        const sent = await sendMail({ port: one.smtpPort, from: 'ann@sender.test', to: address, subject: 'Held' });
+        assert.equal(sent.code, 250, sent.response);
+        await receiver.waitForRequests(1);
+        await one.stop('SIGKILL');
+
+        await receiver.waitForRequests(2, 20_000);
+        const delivery = await waitForDelivery(two.api, sent.queuedIds[0]!);
+        assert.equal(delivery.status, 'success');
+        assert.deepEqual(
+          delivery.attemptLog.map((a) => [a.attempt, a.success, a.statusCode]),
+          [[1, true, 200]],
+          'the attempt cut short by the kill was never recorded; the one that took over was',
+        );
+        assert.equal(delivery.responseData!.worker!.split(':')[1], String(two.child.pid));
+        assert.deepEqual(
+          receiver.requests.map((request) => request.headers['webhook-id']),
+          [delivery.id, delivery.id],
+        );
+        await two.stop();
+      },
+    );
+  });
+
   test('PostgreSQL LISTEN/NOTIFY: a job queued in one process wakes an idle worker in another (polls set to a minute)', {
     skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
   }, async () => {

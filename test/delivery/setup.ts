@@ -95,6 +95,8 @@ export interface DeliveryView {
     responseBody: string | null;
     deliveryTime: number;
     url: string | null;
+    /** The worker that made the attempt: `<host>:<pid>:<random>`. */
+    worker?: string;
     /** The webhook body's fields trimmed to keep it under 1 MB, in the order they were trimmed. */
     strippedFields?: string[];
   } | null;
