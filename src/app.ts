@@ -83,8 +83,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   // The event loop's connection searches, so on SQLite it has the search database attached. The router hears of routing
   // changes through the plugin (own) and NOTIFY (others') on PostgreSQL, and reads a trigger-kept counter on SQLite.
   const routingWrites = new RoutingWritesPlugin();
-  const dataDirLock =
-    config.database.kind === 'sqlite' || config.blobs.kind === 'fs' ? lockDataDir(config.dataDir) : undefined;
+  const dataDirLock = lockDataDir(config.dataDir, config.database.kind, config.blobs.kind);
   const database = await openDatabase(config.database, {
     attach: attachSearchDatabase,
     plugins: config.database.kind === 'postgres' ? [routingWrites] : [],

@@ -208,11 +208,15 @@ describe('start-up errors say what to do, without a stack trace', () => {
       const first = await startServerProcess(installation.env);
       const second = await runScript('src/main.ts', [], installation.env);
       assert.equal(second.code, 1);
+      const busy = `DATA_DIR ${installation.dataDir} is in use by another Mailroom process: `;
       assert.equal(
         second.stderr,
-        `DATA_DIR ${installation.dataDir} is in use by another Mailroom process: one process per DATA_DIR on SQLite ` +
-          'or with BLOB_STORE=fs; set DATA_DIR to another directory, or run several processes on PostgreSQL ' +
-          '(DATABASE_URL) with an S3 BLOB_STORE\n',
+        TEST_DATABASE_URL
+          ? // Another DATA_DIR would be no advice here: it would start on the same database without these messages.
+            `${busy}with BLOB_STORE=fs the installation's messages are stored in it, where no process on another ` +
+              'DATA_DIR finds them; to run several processes on PostgreSQL, use an S3 BLOB_STORE\n'
+          : `${busy}one process per DATA_DIR on SQLite or with BLOB_STORE=fs; set DATA_DIR to another directory, or ` +
+              'run several processes on PostgreSQL (DATABASE_URL) with an S3 BLOB_STORE\n',
       );
       assert.equal(second.stdout, '');
       assert.equal((await fetch(`${first.httpUrl}/readyz`)).status, 200);
