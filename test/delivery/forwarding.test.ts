@@ -299,57 +299,45 @@ describe('POST /endpoints/{id}/test on a forwarding endpoint', () => {
 });
 
 describe('forwarding by direct MX delivery (no SMTP_RELAY_URL)', () => {
+  let mx: SmtpSink;
+  let direct: TestApp;
+  let directApi: ApiClient;
+  before(async () => {
+    mx = await startSmtpSink();
+    direct = await startTestApp({ DNS_SERVERS: dns.address, FORWARD_MX_PORT: String(mx.port) });
+    directApi = apiClient(direct.baseUrl, direct.apiKey);
+  });
+  after(async () => {
+    await direct.close();
+    await mx.close();
+  });
+  beforeEach(() => mx.clear());
+
+  /** Routes in@`domain` to a forward to `forwardTo`, sends it one message, and returns its delivery once done. */
+  async function forwardOnce(domain: string, forwardTo: string, subject: string) {
+    const { id } = await createVerifiedDomain(directApi, dns, domain);
+    const endpoint = await createForwardEndpoint(directApi, subject, 'email', { forwardTo });
+    await routeAddress(directApi, `in@${domain}`, id, { endpointId: endpoint.id });
+    const sent = await sendMail({ port: direct.smtpPort, from: 'ann@sender.test', to: `in@${domain}`, subject });
+    assert.equal(sent.code, 250, sent.response);
+    return waitForDelivery(directApi, sent.queuedIds[0]!);
+  }
+
   test("the message goes to the recipient domain's MX host, found through DNS", async () => {
-    const mx = await startSmtpSink();
-    const direct = await startTestApp({ DNS_SERVERS: dns.address, FORWARD_MX_PORT: String(mx.port) });
-    try {
-      const directApi = apiClient(direct.baseUrl, direct.apiKey);
-      const { id } = await createVerifiedDomain(directApi, dns, 'direct.test');
-      dns.set('partner.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
-      const endpoint = await createForwardEndpoint(directApi, 'Direct', 'email', { forwardTo: 'ops@partner.test' });
-      await routeAddress(directApi, 'in@direct.test', id, { endpointId: endpoint.id });
-      const sent = await sendMail({
-        port: direct.smtpPort,
-        from: 'ann@sender.test',
-        to: 'in@direct.test',
-        subject: 'Direct',
-      });
-      assert.equal(sent.code, 250, sent.response);
-      await mx.waitForMessages(1);
-      assert.deepEqual(mx.messages[0]!.rcptTo, ['ops@partner.test']);
-      assert.equal(mx.messages[0]!.parsed.subject, 'Direct');
-      assert.equal((await waitForDelivery(directApi, sent.queuedIds[0]!)).status, 'success');
-    } finally {
-      await direct.close();
-      await mx.close();
-    }
+    dns.set('partner.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
+    const delivery = await forwardOnce('direct.test', 'ops@partner.test', 'Direct');
+    assert.equal(delivery.status, 'success', JSON.stringify(delivery.attemptLog));
+    assert.deepEqual(mx.messages[0]!.rcptTo, ['ops@partner.test']);
+    assert.equal(mx.messages[0]!.parsed.subject, 'Direct');
   });
 
   test('a recipient domain in Unicode is looked up, and addressed, in its ASCII form', async () => {
-    const mx = await startSmtpSink();
-    const direct = await startTestApp({ DNS_SERVERS: dns.address, FORWARD_MX_PORT: String(mx.port) });
-    try {
-      const directApi = apiClient(direct.baseUrl, direct.apiKey);
-      const { id } = await createVerifiedDomain(directApi, dns, 'idn.test');
-      dns.set('xn--bcher-kva.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
-      const endpoint = await createForwardEndpoint(directApi, 'Unicode', 'email', { forwardTo: 'leser@bücher.test' });
-      await routeAddress(directApi, 'in@idn.test', id, { endpointId: endpoint.id });
-      const sent = await sendMail({
-        port: direct.smtpPort,
-        from: 'ann@sender.test',
-        to: 'in@idn.test',
-        subject: 'IDN',
-      });
-      assert.equal(sent.code, 250, sent.response);
-      const delivery = await waitForDelivery(directApi, sent.queuedIds[0]!);
-      assert.equal(delivery.status, 'success', JSON.stringify(delivery.attemptLog));
-      // The sink's smtp-server shows the domain in Unicode whichever form came on the wire.
-      assert.deepEqual(mx.messages[0]!.rcptTo, ['leser@bücher.test']);
-      assert.equal(mx.messages[0]!.smtpUtf8, false);
-      assert.equal(mx.messages[0]!.parsed.subject, 'IDN');
-    } finally {
-      await direct.close();
-      await mx.close();
-    }
+    dns.set('xn--bcher-kva.test', [{ type: 'MX', exchange: '127.0.0.1', priority: 10 }]);
+    const delivery = await forwardOnce('idn.test', 'leser@bücher.test', 'IDN');
+    assert.equal(delivery.status, 'success', JSON.stringify(delivery.attemptLog));
+    // The sink's smtp-server shows the domain in Unicode whichever form came on the wire.
+    assert.deepEqual(mx.messages[0]!.rcptTo, ['leser@bücher.test']);
+    assert.equal(mx.messages[0]!.smtpUtf8, false);
+    assert.equal(mx.messages[0]!.parsed.subject, 'IDN');
   });
 });
