@@ -46,7 +46,8 @@ async function untilBack(server: TestApp, path: string) {
   }
 }
 
-test('S3 out of reach: stored mail and its attachments answer 503 with Retry-After, not 404; SMTP answers 451 and stores nothing; both recover', async () => {
+/** A Mailroom on an S3 blob store reached through a proxy that can cut or hang the connection. */
+async function startOnProxiedS3(env: Record<string, string> = {}) {
   const s3 = await startS3Server();
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(s3.env.S3_ENDPOINT!).port) });
   // In this process the SDK reads the credentials from process.env, as a deployment's would.
@@ -56,7 +57,13 @@ test('S3 out of reach: stored mail and its attachments answer 503 with Retry-Aft
     DNS_SERVERS: dns.address,
     BLOB_STORE: BLOB_STORE!,
     S3_ENDPOINT: `http://127.0.0.1:${proxy.port}`,
+    ...env,
   });
+  return { s3, proxy, server };
+}
+
+test('S3 out of reach: stored mail and its attachments answer 503 with Retry-After, not 404; SMTP answers 451 and stores nothing; both recover', async () => {
+  const { s3, proxy, server } = await startOnProxiedS3();
   try {
     const api = apiClient(server.baseUrl, server.apiKey);
     const to = await storeOnlyAddress(api, 'outage-s3.test');
@@ -139,16 +146,7 @@ test('PostgreSQL out of reach for a while: the API answers 503 with Retry-After,
 });
 
 test('S3 that stops answering: SMTP answers 451 and reads answer 503 within S3_TIMEOUT_SECONDS and its retries, and the server closes', async () => {
-  const s3 = await startS3Server();
-  const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(s3.env.S3_ENDPOINT!).port) });
-  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, BLOB_STORE } = s3.env;
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY });
-  const server = await startTestApp({
-    DNS_SERVERS: dns.address,
-    BLOB_STORE: BLOB_STORE!,
-    S3_ENDPOINT: `http://127.0.0.1:${proxy.port}`,
-    S3_TIMEOUT_SECONDS: '1',
-  });
+  const { s3, proxy, server } = await startOnProxiedS3({ S3_TIMEOUT_SECONDS: '1' });
   let closed = false;
   try {
     const api = apiClient(server.baseUrl, server.apiKey);
