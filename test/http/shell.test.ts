@@ -63,8 +63,9 @@ describe('error handling', () => {
       raw: '',
       headers: { 'content-type': 'application/json' },
     });
+    // The create then says what it misses, as for `{}`.
     assert.equal(response.status, 400);
-    assert.deepEqual(response.body, { error: 'Invalid request: body must be object' });
+    assert.deepEqual(response.body, { error: 'Domain is required' });
   });
 
   test('an unsupported content type is 415', async () => {
