@@ -88,8 +88,10 @@ describe('ACCOUNT_MAIL_LIMIT_PER_HOUR: mail over an account hourly volume is sto
 
   test('another account counts its own mail: its one email raises nothing', async () => {
     await eventsOfType(otherStream, 'email.received', 1);
+    // On PostgreSQL a stream opened without Last-Event-ID starts at the oldest transaction still running anywhere on
+    // the server (src/events), so another test file's may let it replay the domain's verification from set-up.
     assert.deepEqual(
-      otherStream.events.map((event) => event.event),
+      otherStream.events.map((event) => event.event).filter((type) => type !== 'domain.status_changed'),
       ['email.received'],
     );
   });
