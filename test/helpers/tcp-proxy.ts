@@ -5,12 +5,13 @@ import { connect, createServer, type Socket } from 'node:net';
  * directions (bytes wait in the sockets, as on a network that drops everything for a while), `resume()` relays them.
  * `cut()` drops every connection and refuses new ones (each is closed as soon as it opens), `hang()` drops them and
  * holds new ones open without a byte either way (a server that stopped answering), until `restore()`. `forget()`
- * plays a NAT or firewall that forgot its idle connections: nothing is said to either end, the next bytes a client
- * sends on one are answered with a reset, and new connections pass.
+ * plays a NAT or firewall that forgot its idle connections (those where the target spoke last, so no request waits
+ * for an answer): nothing is said to either end, the next bytes a client sends on one are answered with a reset,
+ * and new connections pass. A connection busy with a request stays, as a NAT keeps a connection in use.
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
-  const relayed = new Set<{ client: Socket; upstream: Socket; forgotten: boolean }>();
+  const relayed = new Set<{ client: Socket; upstream: Socket; forgotten: boolean; awaitingAnswer: boolean }>();
   let stalled = false;
   let down: 'cut' | 'hung' | undefined;
   const track = (socket: Socket) => {
@@ -30,7 +31,7 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     }
     const upstream = connect(target.port, target.host);
     track(upstream);
-    const pair = { client, upstream, forgotten: false };
+    const pair = { client, upstream, forgotten: false, awaitingAnswer: false };
     relayed.add(pair);
     client.on('close', () => relayed.delete(pair));
     for (const socket of [client, upstream]) {
@@ -46,7 +47,9 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       [upstream, client],
     ] as const) {
       from.on('data', (chunk) => {
-        if (!pair.forgotten) to.write(chunk);
+        if (pair.forgotten) return;
+        pair.awaitingAnswer = from === client;
+        to.write(chunk);
       });
       from.on('end', () => {
         if (!pair.forgotten) to.end();
@@ -79,6 +82,7 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     },
     forget() {
       for (const pair of relayed) {
+        if (pair.awaitingAnswer) continue;
         relayed.delete(pair);
         pair.forgotten = true;
         pair.upstream.destroy();
