@@ -9,7 +9,7 @@ export { MAX_SCHEMA_NAME_BYTES } from './schema.ts';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string; synchronous: Env['SQLITE_SYNCHRONOUS'] }
-  | { kind: 'postgres'; url: string; schema?: string; poolSize: number };
+  | { kind: 'postgres'; url: string; schema?: string; poolSize: number; connectTimeoutMs: number };
 
 export type BlobConfig =
   | { kind: 'fs'; dir: string }
@@ -218,7 +218,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dataDir,
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA, poolSize: e.DATABASE_POOL_SIZE }
+      ? {
+          kind: 'postgres',
+          url: e.DATABASE_URL,
+          schema: e.DATABASE_SCHEMA,
+          poolSize: e.DATABASE_POOL_SIZE,
+          connectTimeoutMs: milliseconds(e.DATABASE_CONNECT_TIMEOUT_SECONDS),
+        }
       : { kind: 'sqlite', file: resolve(dataDir, 'mailroom.sqlite'), synchronous: e.SQLITE_SYNCHRONOUS },
     blobs: parseBlobStore(e, dataDir),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),

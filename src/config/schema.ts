@@ -38,6 +38,8 @@ export const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /** Longest wait for a PostgreSQL connection: to open one, or for one of the pool's to be free. */
+  DATABASE_CONNECT_TIMEOUT_SECONDS: Seconds(10),
   DATABASE_SCHEMA: Type.Optional(
     Type.String({
       pattern: `^[a-z_][a-z0-9_]{0,${MAX_SCHEMA_NAME_BYTES - 1}}$`,

@@ -4,6 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { Kysely, type KyselyPlugin, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type DatabaseConfig, MAX_SCHEMA_NAME_BYTES } from '../config/index.ts';
+import { keepAliveSocket } from './pg-socket.ts';
 import { preparedStatementName } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
@@ -81,7 +82,11 @@ function openSqlite(config: SqliteConfig, options: OpenOptions) {
 async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }>, options: OpenOptions) {
   if (config.schema) {
     // search_path only takes effect if the schema exists, so create it before the pool hands out connections.
-    const client = new pg.Client({ connectionString: config.url });
+    const client = new pg.Client({
+      connectionString: config.url,
+      connectionTimeoutMillis: config.connectTimeoutMs,
+      stream: keepAliveSocket,
+    });
     await client.connect();
     try {
       await client.query(`create schema if not exists "${config.schema}"`).catch((error) => {
@@ -94,7 +99,15 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     }
   }
   const keep = Math.min(options.keepConnections ?? 0, config.poolSize);
-  const pool = new pg.Pool({ ...connectionSettings(config), max: config.poolSize, min: keep });
+  const pool = new pg.Pool({
+    ...connectionSettings(config),
+    max: config.poolSize,
+    min: keep,
+    // Bounds opening a connection and waiting for a free one: a server that stops answering fails requests (503,
+    // SMTP 451) instead of holding them.
+    connectionTimeoutMillis: config.connectTimeoutMs,
+    stream: keepAliveSocket,
+  });
   pool.on('connect', (client) => {
     // pg-pool hears a connection's errors only while it is idle. Lost while a query runs on it, the connection's
     // 'error' would go unheard and end the process; the query fails with it, and the pool drops the connection.

@@ -1,10 +1,12 @@
 import pg from 'pg';
 import type { Logger } from '../core/index.ts';
+import { keepAliveSocket } from './pg-socket.ts';
 
 /**
- * How often the listening connection says LISTEN again, and how long it may take to answer. A connection that only
- * listens sends nothing, so one a NAT or firewall forgot while idle, or whose server vanished, would never hear
- * another notification and never know; saying LISTEN again (a no-op) finds out, and keeps it from looking idle.
+ * How often the listening connection says LISTEN again, and how long it may take to answer (or to connect). A
+ * connection that only listens sends nothing, so one a NAT or firewall forgot while idle, or whose server vanished,
+ * would never hear another notification and never know; saying LISTEN again (a no-op) finds out, and keeps it from
+ * looking idle.
  */
 const CHECK_INTERVAL_MS = 5_000;
 const CHECK_TIMEOUT_MS = 10_000;
@@ -32,10 +34,11 @@ export function listenForNotifications(options: {
   let retryTimer: NodeJS.Timeout | undefined;
 
   async function connect(): Promise<void> {
-    // Keep-alive probes find a peer that vanished without closing the connection; the name shows in pg_stat_activity.
+    // The name shows in pg_stat_activity.
     const next = new pg.Client({
       connectionString: options.url,
-      keepAlive: true,
+      connectionTimeoutMillis: CHECK_TIMEOUT_MS,
+      stream: keepAliveSocket,
       application_name: `mailroom ${options.channel}`,
     });
     next.on('notification', (message) => {

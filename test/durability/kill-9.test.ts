@@ -134,7 +134,13 @@ test('kill -9 right after a 250, at several points: every acknowledged message i
   assert.ok(acknowledged.size >= 6 + 10 + 2, `acknowledged ${acknowledged.size}`);
   const handle = await openDatabase(
     TEST_DATABASE_URL
-      ? { kind: 'postgres', url: TEST_DATABASE_URL, schema: installation.env.DATABASE_SCHEMA, poolSize: 2 }
+      ? {
+          kind: 'postgres',
+          url: TEST_DATABASE_URL,
+          schema: installation.env.DATABASE_SCHEMA,
+          poolSize: 2,
+          connectTimeoutMs: 10_000,
+        }
       : { kind: 'sqlite', file: join(installation.dataDir, 'mailroom.sqlite'), synchronous: 'FULL' },
   );
   try {

@@ -145,6 +145,51 @@ test('PostgreSQL out of reach for a while: the API answers 503 with Retry-After,
   }
 });
 
+test('PostgreSQL that stops answering: the API answers 503 and SMTP 451 within DATABASE_CONNECT_TIMEOUT_SECONDS, and the server closes', {
+  skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
+}, async () => {
+  const database = new URL(TEST_DATABASE_URL!);
+  const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+  database.host = `127.0.0.1:${proxy.port}`;
+  const server = await startTestApp({
+    DNS_SERVERS: dns.address,
+    DATABASE_URL: database.toString(),
+    DATABASE_CONNECT_TIMEOUT_SECONDS: '1',
+  });
+  let closed = false;
+  try {
+    const api = apiClient(server.baseUrl, server.apiKey);
+    const to = await storeOnlyAddress(api, 'hung-pg.test');
+    const stored = await sendMail({ port: server.smtpPort, to, subject: 'Stored before' });
+    assert.equal(stored.code, 250, stored.response);
+
+    // The connections it had are gone; new ones are accepted and never answered.
+    proxy.hang();
+    const started = Date.now();
+    const answers = await Promise.race([
+      Promise.all([
+        get(server, '/api/v2/mail'),
+        get(server, `/api/v2/mail/${stored.queuedIds[0]}`),
+        sendMail({ port: server.smtpPort, to, subject: 'While it hangs' }),
+      ]),
+      delay(30_000, 'no answer in 30 s' as const),
+    ]);
+    assert.notEqual(answers, 'no answer in 30 s');
+    const [list, read, deferred] = answers as Exclude<typeof answers, string>;
+    for (const answer of [list, read]) {
+      assert.deepEqual([answer.status, answer.retryAfter, JSON.parse(answer.text)], [503, '5', UNAVAILABLE]);
+    }
+    assert.equal(deferred.code, 451, deferred.response);
+    assert.ok(Date.now() - started < 20_000, `answered after ${Date.now() - started} ms`);
+    const closing = server.close().then(() => 'closed');
+    closed = true;
+    assert.equal(await Promise.race([closing, delay(20_000, 'still closing after 20 s')]), 'closed');
+  } finally {
+    if (!closed) await server.close();
+    await proxy.close();
+  }
+});
+
 test('S3 that stops answering: SMTP answers 451 and reads answer 503 within S3_TIMEOUT_SECONDS and its retries, and the server closes', async () => {
   const { s3, proxy, server } = await startOnProxiedS3({ S3_TIMEOUT_SECONDS: '1' });
   let closed = false;
