@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Kysely, sql } from 'kysely';
+import { ConfigError } from '../config/index.ts';
 import type { DatabaseHandle } from './database.ts';
 
 interface Migration {
@@ -22,6 +23,19 @@ async function loadMigrations(): Promise<Migration[]> {
       const module = (await import(join(MIGRATIONS_DIR, file))) as Pick<Migration, 'up'>;
       return { name: file.replace(/\.ts$/, ''), up: module.up };
     }),
+  );
+}
+
+/**
+ * Refuses a database that a newer Mailroom migrated: this code would write rows without the columns and tables the
+ * newer one relies on, and nothing would say so.
+ */
+function refuseNewerSchema(applied: Iterable<string>, migrations: Migration[]): void {
+  const known = new Set(migrations.map((migration) => migration.name));
+  const unknown = [...applied].filter((name) => !known.has(name)).sort();
+  if (unknown.length === 0) return;
+  throw new ConfigError(
+    `The database was migrated by a newer Mailroom (migration ${unknown.at(-1)}, this version knows up to ${migrations.at(-1)?.name}): run that version or a later one`,
   );
 }
 
@@ -63,6 +77,10 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
         .addColumn('applied_at', 'text', (c) => c.notNull())
         .execute(),
     );
+    refuseNewerSchema(
+      (await connection.selectFrom('mailroom_migrations').select('name').execute()).map((row) => row.name),
+      migrations,
+    );
     const applied: string[] = [];
     for (const migration of migrations) {
       const ran = await inLockedTransaction(async () => {
@@ -87,10 +105,11 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
 
 /**
  * The migrations not applied yet, without applying any: all of them where the installation's tables are not there
- * at all. Commands that only read and write rows (the CLI) check this instead of creating an installation.
+ * at all; refused where a newer Mailroom migrated the database. Commands that only read and write rows (the CLI) check this instead of creating an installation.
  */
 export async function pendingMigrations(handle: DatabaseHandle): Promise<string[]> {
-  const names = (await loadMigrations()).map((migration) => migration.name);
+  const migrations = await loadMigrations();
+  const names = migrations.map((migration) => migration.name);
   const db = handle.db as unknown as Kysely<MigrationsTable>;
   let applied: Set<string>;
   try {
@@ -101,5 +120,6 @@ export async function pendingMigrations(handle: DatabaseHandle): Promise<string[
     if (missing) return names;
     throw error;
   }
+  refuseNewerSchema(applied, migrations);
   return names.filter((name) => !applied.has(name));
 }
