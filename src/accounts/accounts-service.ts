@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type Clock, Conflict, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId } from '../core/index.ts';
 import type { ApiKeysTable, Db } from '../db/index.ts';
 
 export interface Account {
@@ -23,6 +23,12 @@ export interface IssuedKey extends ApiKey {
   /** The full key. It is shown once and never stored. */
   key: string;
 }
+
+/**
+ * Active keys an account may hold through the API (the operator's CLI is not held to it): a leaked key cannot mint
+ * keys without end to outlive its revocation.
+ */
+export const MAX_ACTIVE_KEYS_PER_ACCOUNT = 50;
 
 /** A key's last use is written when the stored one is older than this, not on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -109,6 +115,22 @@ export class AccountsService {
     const { key, prefix } = generateKey();
     const row = await this.storeKey(db, account.id, key, prefix);
     return { ...presentKey({ ...row, account_name: account.name }), key };
+  }
+
+  /** Issues another key for the account through the API: 403 once it holds MAX_ACTIVE_KEYS_PER_ACCOUNT. */
+  async issueAdditionalKey(account: Pick<Account, 'id' | 'name'>): Promise<IssuedKey> {
+    const active = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', account.id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    if (Number(active.n) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) {
+      throw new LimitReached(
+        `API key limit reached: an account can have at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active keys; revoke one first`,
+      );
+    }
+    return this.issueKey(account);
   }
 
   /** The keys of one account, or of every account when `accountId` is null (the operator's CLI), oldest first. */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { AccountsService } from '../../accounts/index.ts';
+import { type AccountsService, MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../accounts/index.ts';
 import { ErrorBody, errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
 import { ApiKeySchema, IssuedKeySchema, presentApiKey, presentIssuedKey } from './presenters/keys.ts';
@@ -33,11 +33,14 @@ export function createKey(app: Api, { tags, accounts }: KeyRouteOptions) {
       schema: {
         tags,
         summary: 'Create an API key for the account',
-        description: 'The answer holds the key itself in `key`; it is never shown again.',
-        response: { 201: IssuedKeySchema, ...errorResponses },
+        description:
+          'The answer holds the key itself in `key`; it is never shown again. An account has at most ' +
+          `${MAX_ACTIVE_KEYS_PER_ACCOUNT} active keys (403 past that): revoke one to make room.`,
+        response: { 201: IssuedKeySchema, 403: ErrorBody, ...errorResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(presentIssuedKey(await accounts.issueKey(request.account))),
+    async (request, reply) =>
+      reply.code(201).send(presentIssuedKey(await accounts.issueAdditionalKey(request.account))),
   );
 }
 
