@@ -54,6 +54,14 @@ export const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
+/**
+ * What an email's `processing.s3Info.error` says when its raw message could not be read: in the API's words, never
+ * the store's, which name its hosts, ports and paths.
+ */
+function rawFetchErrorOf(error: unknown): string {
+  return isOutage(error) ? 'Storage unavailable, try again shortly' : 'Email content not found';
+}
+
 export interface MailList {
   emails: EmailSummary[];
   /** Exact, or COUNT_LIMIT when a search matched more (then `totalIsExact` is false). */
@@ -216,7 +224,7 @@ export class MailService {
       try {
         rawContent = (await readAll(await this.#raw.get(email.rawBlobKey))).toString('utf8');
       } catch (error) {
-        rawFetchError = error instanceof Error ? error.message : String(error);
+        rawFetchError = rawFetchErrorOf(error);
       }
     }
     const readable = await this.#cleaner.readable(email);

@@ -90,6 +90,12 @@ test('S3 out of reach: stored mail and its attachments answer 503 with Retry-Aft
       const answer = await get(server, path);
       assert.deepEqual([answer.status, answer.retryAfter, JSON.parse(answer.text)], [503, '5', UNAVAILABLE], path);
     }
+    // The email itself is in the database: read without its raw content, saying why in the API's words only.
+    const detail = await get(server, `/api/v2/mail/${emailId}`);
+    assert.equal(detail.status, 200, detail.text);
+    const { s3Info } = JSON.parse(detail.text).processing;
+    assert.deepEqual([s3Info.contentFetched, s3Info.error], [false, 'Storage unavailable, try again shortly']);
+    assert.ok(!detail.text.includes(String(proxy.port)), detail.text);
     const deferred = await sendMail({ port: server.smtpPort, to, subject: 'During the outage' });
     assert.equal(deferred.code, 451, deferred.response);
     assert.equal((await api.get('/api/v2/mail')).body.pagination.total, 1, 'nothing half-stored');
