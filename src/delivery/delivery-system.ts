@@ -3,6 +3,7 @@ import { type Db, listenForNotifications } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
 import type { HtmlCleaner } from '../mail/index.ts';
+import { watchClockSkew } from './clock-skew.ts';
 import type { JobLease, RunnableJob } from './delivery-jobs.ts';
 import { DeliveryService } from './delivery-service.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
@@ -114,6 +115,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
       ? { ...options.database, channel: `mailroom_deliveries_${options.database.schema}` }
       : undefined;
   let listener: ReturnType<typeof listenForNotifications> | undefined;
+  let clockSkew: ReturnType<typeof watchClockSkew> | undefined;
 
   let notifyScheduled = false;
   /** Wakes this process's worker now, and other processes with one NOTIFY for all commits of the same tick. */
@@ -171,10 +173,12 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
           onNotify: () => worker.wake(),
         });
         await listener.ready;
+        clockSkew = watchClockSkew({ db, clock, logger, leaseMs: settings.leaseMs });
       }
       worker.start();
     },
     async stop(): Promise<void> {
+      clockSkew?.stop();
       await listener?.close();
       await worker.stop();
       http.close();

@@ -32,6 +32,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** The services' "now", for tests that move time forward. */
   clock?: Clock;
+  /** Given, the messages the server logs at warning level are pushed to it. */
+  warnings?: string[];
 }
 
 /**
@@ -61,11 +63,15 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const serverErrors: string[] = [];
   const errorSink = new Writable({
     write(chunk, _encoding, done) {
-      serverErrors.push(String(chunk));
+      const line = String(chunk);
+      const { level, msg } = JSON.parse(line) as { level: number; msg: string };
+      if (level >= 50) serverErrors.push(line);
+      else options.warnings?.push(msg);
       done();
     },
   });
-  const app = await createApp(config, { logger: pino({ level: 'error' }, errorSink), clock: options.clock });
+  const logger = pino({ level: options.warnings ? 'warn' : 'error' }, errorSink);
+  const app = await createApp(config, { logger, clock: options.clock });
   await app.accounts.ensureKey('default', apiKey);
   const { httpUrl, smtpPort, metricsUrl } = await app.start();
   return {
