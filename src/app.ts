@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { AccountsService } from './accounts/index.ts';
+import { AccountsService, DEFAULT_ACCOUNT } from './accounts/index.ts';
 import { EmailAddressesService } from './addresses/index.ts';
 import { createAlertSystem, startAlertSweeper } from './alerts/index.ts';
 import { type BlobStore, openBlobStore } from './blobs/index.ts';
@@ -144,6 +144,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     db,
     subaddressing: config.subaddressing,
     logger,
+    // The account the first start creates is the operator's (see bootstrapAccess).
+    operatorAccountId: async () => (await accounts.findByName(DEFAULT_ACCOUNT))?.id,
     ...(postgres ? { postgres: { ...postgres, writes: routingWrites } } : {}),
   });
   const ruleEvaluator = new RuleEvaluator(db);

@@ -21,7 +21,7 @@ export interface AlertSettingsChange {
 /** The mail just stored, as far as silent inboxes care. */
 export interface ArrivedMail {
   accountId: string;
-  domainId: string;
+  domainId: string | null;
   addressId: string | null;
 }
 

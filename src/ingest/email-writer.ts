@@ -36,8 +36,8 @@ export interface WrittenEmail {
   recipient: string;
   /** The account it was stored for. */
   accountId: string;
-  /** The domain it arrived at, and the address (null when the catch-all took it). */
-  domainId: string;
+  /** The domain it arrived at (null for `postmaster` without one), and the address (null when the catch-all took it). */
+  domainId: string | null;
   addressId: string | null;
   /** True when an earlier copy was found and nothing new was stored for this recipient. */
   duplicate: boolean;

@@ -22,11 +22,12 @@ export type RouteDecision =
     }
   | {
       accepted: true;
-      /** The recipient as matched: trimmed, without angle brackets, lower-cased. */
+      /** The recipient as matched: trimmed, without angle brackets, lower-cased (`postmaster` may have no domain). */
       recipient: string;
       accountId: string;
-      domainId: string;
-      /** The address row that matched (exactly or without its +tag); null for catch-all, dmarc@ and postmaster@ mail. */
+      /** Null only for `postmaster` without a domain, which no domain receives. */
+      domainId: string | null;
+      /** The address row that matched (exactly or without its +tag); null for catch-all, dmarc@ and postmaster mail. */
       addressId: string | null;
       /** `subdomain`: the recipient's domain is not registered, and a root above it includes its subdomains. */
       matchedBy: 'address' | 'subaddress' | 'catch_all' | 'dmarc' | 'postmaster' | 'subdomain';

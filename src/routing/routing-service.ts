@@ -9,6 +9,8 @@ import type { RoutingWritesPlugin } from './routing-writes.ts';
 const DMARC_LOCAL_PART = 'dmarc';
 /** RFC 5321 §4.5.1: every domain that receives mail must accept it for postmaster. */
 const POSTMASTER_LOCAL_PART = 'postmaster';
+/** The one recipient that may come without a domain (RFC 5321 §4.1.1.3), in any case. */
+const BARE_POSTMASTER = /^\s*<?postmaster>?\s*$/i;
 
 /**
  * Everything one recipient's decision needs, read in one query: the domain, the address rows among the candidates
@@ -90,6 +92,7 @@ export class RoutingService implements RecipientRouter {
   private readonly decisions = new DecisionCache();
   private readonly postgres: { url: string; schema: string } | undefined;
   private readonly logger: Logger;
+  private readonly operatorAccountId: () => Promise<string | undefined>;
   /** PostgreSQL: routing changes heard of, and whether they can be heard (the listening connection is up). */
   private changesHeard = 0;
   private hearing = false;
@@ -97,17 +100,20 @@ export class RoutingService implements RecipientRouter {
 
   /**
    * `subaddressing` (SUBADDRESSING, on by default) lets `user+tag@` fall back to `user@`. `postgres`: the server
-   * routing changes are announced on, and the plugin `db` runs that sees this process's own.
+   * routing changes are announced on, and the plugin `db` runs that sees this process's own. `operatorAccountId`:
+   * the account of whoever runs the installation, which receives mail to `postmaster` without a domain.
    */
   constructor(deps: {
     db: Db;
     subaddressing: boolean;
     logger: Logger;
+    operatorAccountId: () => Promise<string | undefined>;
     postgres?: { url: string; schema: string; writes: RoutingWritesPlugin };
   }) {
     this.db = deps.db;
     this.subaddressing = deps.subaddressing;
     this.logger = deps.logger;
+    this.operatorAccountId = deps.operatorAccountId;
     this.postgres = deps.postgres && { url: deps.postgres.url, schema: deps.postgres.schema };
     deps.postgres?.writes.onWrite(() => this.routingChanged());
   }
@@ -141,6 +147,7 @@ export class RoutingService implements RecipientRouter {
   }
 
   async resolve(recipient: string): Promise<RouteDecision> {
+    if (BARE_POSTMASTER.test(recipient)) return this.decideForOperator();
     const parsed = normalizeAddress(recipient);
     if (!parsed) return { accepted: false, reason: 'unknown_address' };
     // Read before the rows a new decision is made from (see DecisionCache).
@@ -151,6 +158,25 @@ export class RoutingService implements RecipientRouter {
     const decision = await this.decide(parsed);
     this.decisions.set(version, parsed.address, decision);
     return decision;
+  }
+
+  /**
+   * `postmaster` without a domain addresses whoever runs the server the sender is talking to (RFC 5321 §4.1.1.3
+   * requires accepting it), not any one domain's owner: stored only, for the operator's account. Rare enough to
+   * read the account each time rather than keep the decision.
+   */
+  private async decideForOperator(): Promise<RouteDecision> {
+    const accountId = await this.operatorAccountId();
+    if (!accountId) return { accepted: false, reason: 'unknown_address' };
+    return {
+      accepted: true,
+      recipient: POSTMASTER_LOCAL_PART,
+      accountId,
+      domainId: null,
+      addressId: null,
+      matchedBy: 'postmaster',
+      target: { kind: 'none' },
+    };
   }
 
   private async sqliteVersion(): Promise<number> {

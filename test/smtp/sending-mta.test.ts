@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { openSmtpConversation } from '../helpers/smtp.ts';
+import { createAddress } from './mail-setup.ts';
+
+/**
+ * What a sending MTA on the Internet (Postfix, Exim, Gmail's outbound, a person with telnet) may send, as RFC 5321
+ * and its extensions allow it, over a real socket; each stored message is read back through the API.
+ */
+
+let dns: DnsServer;
+let server: TestApp;
+let api: ApiClient;
+
+before(async () => {
+  dns = await startDnsServer();
+  server = await startTestApp({ DNS_SERVERS: dns.address });
+  api = apiClient(server.baseUrl, server.apiKey);
+  const { id: domainId } = await createVerifiedDomain(api, dns, 'mta.test');
+  await createAddress(api, 'inbox@mta.test', domainId);
+});
+after(async () => {
+  await server.close();
+  await dns.close();
+});
+
+/** Sends `data` (already dot-stuffed, ending with the lone dot) after `commands`, and returns the replies. */
+async function transaction(commands: string[], data: string): Promise<{ replies: string[]; id: string }> {
+  const smtp = await openSmtpConversation(server.smtpPort);
+  const replies: string[] = [];
+  for (const command of commands) replies.push(await smtp.command(command));
+  replies.push(await smtp.command('DATA'));
+  await smtp.write(data);
+  const queued = await smtp.reply();
+  replies.push(queued);
+  await smtp.quit();
+  return { replies, id: /queued as (email_\w+)/.exec(queued)?.[1] ?? '' };
+}
+
+describe('SMTP as a sending MTA meets it', () => {
+  test('RCPT TO:<postmaster> without a domain is accepted in any case and stored for the operator account', async () => {
+    const { replies, id } = await transaction(
+      ['EHLO client.test', 'MAIL FROM:<>', 'RCPT TO:<PostMaster>'],
+      'Subject: to the postmaster\r\n\r\nhello\r\n.\r\n',
+    );
+    assert.deepEqual(replies.slice(0, 4), [
+      replies[0],
+      '250 2.1.0 Accepted',
+      '250 2.1.5 Accepted',
+      '354 End data with <CR><LF>.<CR><LF>',
+    ]);
+    assert.match(replies[4]!, /^250 2\.6\.0 Ok: queued as email_\w+$/);
+    const stored = await api.get(`/api/v2/mail/${id}`);
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    assert.equal(stored.body.recipient, 'postmaster');
+    assert.equal(stored.body.subject, 'to the postmaster');
+    const explained = await api.post('/api/v2/routing/explain', { recipient: 'Postmaster' });
+    assert.deepEqual(
+      { ...explained.body, rules: undefined },
+      {
+        recipient: 'postmaster',
+        accepted: true,
+        rejection: null,
+        matchedBy: 'postmaster',
+        domainId: null,
+        addressId: null,
+        rules: undefined,
+        blocked: false,
+        blocklistEntry: null,
+        tags: [],
+        target: null,
+      },
+    );
+    // Another account of the installation does not see it.
+    const other = apiClient(server.baseUrl, await server.newAccountKey('tenant'));
+    assert.equal((await other.get(`/api/v2/mail/${id}`)).status, 404);
+    assert.equal((await other.post('/api/v2/routing/explain', { recipient: 'postmaster' })).status, 404);
+  });
+});
