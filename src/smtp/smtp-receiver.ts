@@ -3,6 +3,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
 import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
+import { parameterRefusal } from './esmtp-parameters.ts';
 import { SharedBlocks } from './shared-blocks.ts';
 
 /** Why the SMTP edge refused a recipient, a message or a connection: a routing reason, or one of its own limits. */
@@ -319,7 +320,9 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     key: options.tls.key,
     cert: options.tls.cert,
     logger: false,
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
+      const badParameter = parameterRefusal('mail', address);
+      if (badParameter) return callback(smtpError(badParameter.code, badParameter.message));
       const answer = options.messageRateLimit?.hit(session.remoteAddress);
       if (!answer || answer.allowed) return callback();
       if (answer.crossed) {
@@ -329,6 +332,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       callback(TOO_MANY_MESSAGES(answer.retryAfterSeconds));
     },
     onRcptTo(address, session, callback) {
+      const badParameter = parameterRefusal('rcpt', address);
+      if (badParameter) return callback(smtpError(badParameter.code, badParameter.message));
       decideRecipient(address, session).then(
         (refusal) => {
           callback(refusal);

@@ -80,4 +80,32 @@ describe('SMTP as a sending MTA meets it', () => {
     assert.equal((await other.get(`/api/v2/mail/${id}`)).status, 404);
     assert.equal((await other.post('/api/v2/routing/explain', { recipient: 'postmaster' })).status, 404);
   });
+
+  test('MAIL and RCPT parameters of extensions EHLO announced are accepted; DSN and unknown ones get 555 5.5.4', async () => {
+    const smtp = await openSmtpConversation(server.smtpPort);
+    await smtp.command('EHLO client.test');
+    // What Postfix sends to a server announcing SIZE, 8BITMIME and SMTPUTF8 but not DSN.
+    assert.equal(
+      await smtp.command('MAIL FROM:<a@sender.test> SIZE=1000 BODY=8BITMIME SMTPUTF8'),
+      '250 2.1.0 Accepted',
+    );
+    assert.equal(await smtp.command('RCPT TO:<inbox@mta.test>'), '250 2.1.5 Accepted');
+    // RFC 3461: NOTIFY and ORCPT only to a server that announced DSN; RFC 5321 §4.1.1.11 answers others with 555.
+    assert.equal(
+      await smtp.command('RCPT TO:<inbox@mta.test> NOTIFY=SUCCESS,FAILURE ORCPT=rfc822;inbox@mta.test'),
+      '555 5.5.4 Unsupported parameter NOTIFY',
+    );
+    assert.equal(await smtp.command('RCPT TO:<inbox@mta.test> X-TRACE=1'), '555 5.5.4 Unsupported parameter X-TRACE');
+    assert.equal(await smtp.command('RSET'), '250 2.0.0 Flushed');
+    assert.equal(
+      await smtp.command('MAIL FROM:<a@sender.test> RET=HDRS ENVID=QQ314159'),
+      '555 5.5.4 Unsupported parameter RET',
+    );
+    assert.equal(await smtp.command('MAIL FROM:<a@sender.test> AUTH=<>'), '555 5.5.4 Unsupported parameter AUTH');
+    assert.equal(await smtp.command('MAIL FROM:<a@sender.test> SIZE=10 !x=1'), '501 5.5.4 Bad parameter syntax');
+    // None of them counted as a refused recipient, and the session goes on.
+    assert.equal(await smtp.command('MAIL FROM:<a@sender.test> BODY=7BIT'), '250 2.1.0 Accepted');
+    assert.equal(await smtp.command('RCPT TO:<inbox@mta.test>'), '250 2.1.5 Accepted');
+    await smtp.quit();
+  });
 });
