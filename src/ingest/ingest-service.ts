@@ -25,8 +25,11 @@ export interface IncomingMessage {
   helo: string | null;
   clientIp: string;
   clientHostname: string | null;
-  /** True when the session was upgraded with STARTTLS. */
-  secure: boolean;
+  /**
+   * How it came, for the Received header's `with`: `SMTP` (HELO), `ESMTP` (EHLO), `ESMTPS` (after STARTTLS), or
+   * `UTF8SMTP`/`UTF8SMTPS` (with SMTPUTF8).
+   */
+  protocol: string;
   recipients: AcceptedRoute[];
   /** When the end of DATA arrived. */
   receivedAt: Date;
@@ -210,7 +213,7 @@ export function createIngestService(deps: IngestDependencies) {
       helo: message.helo,
       clientHostname: message.clientHostname,
       clientIp: message.clientIp,
-      secure: message.secure,
+      protocol: message.protocol,
       mxHost: deps.mxHost,
       recipients: message.recipients.map((route) => route.recipient),
       at: message.receivedAt,

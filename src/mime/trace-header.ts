@@ -24,7 +24,8 @@ export function receivedHeader(input: {
   helo: string | null;
   clientHostname: string | null;
   clientIp: string;
-  secure: boolean;
+  /** The `with` protocol (RFC 5321 §4.4, RFC 3848, RFC 6531 §3.7.3), e.g. `ESMTPS`. */
+  protocol: string;
   mxHost: string;
   recipients: string[];
   at: Date;
@@ -33,7 +34,7 @@ export function receivedHeader(input: {
   const hostname = clean(input.clientHostname, '');
   const client = hostname && !hostname.startsWith('[') ? `${hostname} ${ip}` : ip;
   const from = `from ${clean(input.helo, 'unknown')} (${client})`;
-  const by = `by ${clean(input.mxHost, 'localhost')} (Mailroom) with ${input.secure ? 'ESMTPS' : 'ESMTP'} id ${input.queueId}`;
+  const by = `by ${clean(input.mxHost, 'localhost')} (Mailroom) with ${clean(input.protocol, 'ESMTP')} id ${input.queueId}`;
   const forClause = input.recipients.length === 1 ? `\r\n\tfor <${clean(input.recipients[0], 'unknown')}>` : '';
   return Buffer.from(`Received: ${from}\r\n\t${by}${forClause};\r\n\t${rfc5322Date(input.at)}\r\n`, 'latin1');
 }

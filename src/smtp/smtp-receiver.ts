@@ -69,6 +69,16 @@ const MAX_REFUSED_RECIPIENTS = 20;
 const TOO_MANY_MESSAGES = (seconds: number) =>
   smtpError(451, `4.7.1 Too many messages from your address, try again in ${seconds} seconds`);
 
+/**
+ * The Received header's `with` for a session: SMTPUTF8 has names of its own (RFC 6531 §3.7.3), a session that used
+ * STARTTLS used ESMTP (RFC 3848), and one that greeted with HELO is plain SMTP (RFC 5321 §4.4).
+ */
+function protocolOf(session: SMTPServerSession): string {
+  if (session.envelope.smtpUtf8) return session.secure ? 'UTF8SMTPS' : 'UTF8SMTP';
+  if (session.secure) return 'ESMTPS';
+  return session.openingCommand === 'EHLO' ? 'ESMTP' : 'SMTP';
+}
+
 /** How the reply to an accepted message starts (see `EnhancedCodeServer`, which sends it without delay). */
 const QUEUED = 'Ok: queued as';
 
@@ -277,7 +287,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           helo: session.hostNameAppearsAs || null,
           clientIp: session.remoteAddress,
           clientHostname: session.clientHostname || null,
-          secure: session.secure,
+          protocol: protocolOf(session),
           recipients,
           receivedAt: new Date(),
         })

@@ -108,4 +108,28 @@ describe('SMTP as a sending MTA meets it', () => {
     assert.equal(await smtp.command('RCPT TO:<inbox@mta.test>'), '250 2.1.5 Accepted');
     await smtp.quit();
   });
+
+  test('the stored message starts with a Received: header whose "with" says HELO (SMTP), EHLO (ESMTP) or SMTPUTF8', async () => {
+    const sessions: Array<[string[], string]> = [
+      [['HELO old.client.test', 'MAIL FROM:<a@sender.test>'], 'SMTP'],
+      [['EHLO client.test', 'MAIL FROM:<a@sender.test> BODY=8BITMIME'], 'ESMTP'],
+      [['EHLO client.test', 'MAIL FROM:<δοκιμή@sender.test> SMTPUTF8'], 'UTF8SMTP'],
+    ];
+    for (const [commands, protocol] of sessions) {
+      // Each its own subject: the same bytes again would be stored once, as a sender's retry.
+      const data = `Subject: traced ${protocol}\r\n\r\nx\r\n.\r\n`;
+      const { id } = await transaction([...commands, 'RCPT TO:<inbox@mta.test>'], data);
+      const raw = await api.get(`/api/v2/mail/${id}/raw`);
+      assert.equal(raw.status, 200);
+      const helo = commands[0]!.split(' ')[1]!.replace(/\./g, '\\.');
+      assert.match(
+        raw.body,
+        new RegExp(
+          `^Received: from ${helo} \\(\\[127\\.0\\.0\\.1\\]\\)\r\n\tby mx\\.mailroom\\.test \\(Mailroom\\) with ${protocol} ` +
+            `id msg_\\w{26}\r\n\tfor <inbox@mta\\.test>;\r\n\t\\w{3}, \\d\\d \\w{3} \\d{4} \\d\\d:\\d\\d:\\d\\d \\+0000\r\n` +
+            `Subject: traced ${protocol}\r\n\r\nx\r\n$`,
+        ),
+      );
+    }
+  });
 });
