@@ -10,8 +10,8 @@ import { createVerdictChecker } from './verdicts.ts';
 export interface AnalysisRequest {
   /** The message as the client sent it, in order (views of shared memory arrive without a copy). */
   chunks: readonly Uint8Array[];
-  /** Our `Received:` trace header (see VerdictInput), as latin1 text. */
-  receivedHeader: string;
+  /** Our trace header (see VerdictInput), as latin1 text. */
+  traceHeader: string;
   clientIp: string;
   helo: string;
   mailFrom: string;
@@ -56,7 +56,7 @@ serveRequests<AnalysisRequest, Analysis>(async (request) => {
     parseInTurn(chunks),
     checkVerdicts({
       chunks,
-      receivedHeader: Buffer.from(request.receivedHeader, 'latin1'),
+      traceHeader: Buffer.from(request.traceHeader, 'latin1'),
       clientIp: request.clientIp,
       helo: request.helo,
       mailFrom: request.mailFrom,

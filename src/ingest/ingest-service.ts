@@ -4,7 +4,7 @@ import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import { isCommitOutcomeUnknown } from '../db/index.ts';
 import { type JobLease, MAX_PAYLOAD_BYTES } from '../delivery/index.ts';
-import { parseMessage, receivedHeader } from '../mime/index.ts';
+import { parseMessage, traceHeader } from '../mime/index.ts';
 import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
 import { WorkerLost, WorkerPool } from '../workers/index.ts';
 import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
@@ -143,7 +143,7 @@ export function createIngestService(deps: IngestDependencies) {
     if (pool) {
       return pool.request({
         chunks: message.raw,
-        receivedHeader: trace.toString('latin1'),
+        traceHeader: trace.toString('latin1'),
         routedToWebhook,
         ...request,
       });
@@ -151,7 +151,7 @@ export function createIngestService(deps: IngestDependencies) {
     const checkVerdicts = await verdictChecker();
     const [parsed, verdicts] = await Promise.all([
       parseMessage(message.raw),
-      checkVerdicts({ chunks: message.raw, receivedHeader: trace, ...request, mta: deps.mxHost }),
+      checkVerdicts({ chunks: message.raw, traceHeader: trace, ...request, mta: deps.mxHost }),
     ]);
     return {
       parsed,
@@ -208,7 +208,8 @@ export function createIngestService(deps: IngestDependencies) {
 
   async function store(message: IncomingMessage): Promise<IngestResult> {
     const queueId = newId('msg', message.receivedAt.getTime());
-    const trace = receivedHeader({
+    const trace = traceHeader({
+      mailFrom: message.mailFrom,
       queueId,
       helo: message.helo,
       clientHostname: message.clientHostname,

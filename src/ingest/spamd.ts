@@ -28,7 +28,7 @@ function verdictOf(reply: string): Verdict | undefined {
 /**
  * Asks SpamAssassin's spamd (SPAMC/1.5 CHECK) whether a message is spam: FAIL when it is, PASS when it is not,
  * NONE when the message is too big to scan, TEMPERROR when spamd cannot be reached, fails or takes longer than the
- * timeout. The message should begin with our Received: header, from which SpamAssassin takes the client's address.
+ * timeout. The message should begin with our trace header, from whose Received: SpamAssassin takes the client's address.
  */
 export function createSpamScanner(settings: SpamdConfig) {
   return function scanForSpam(message: readonly Buffer[]): Promise<Verdict> {

@@ -17,8 +17,8 @@ export interface Verdicts {
 export interface VerdictInput {
   /** The message as the client sent it, without our trace header. */
   chunks: readonly Buffer[];
-  /** Our `Received:` trace header, which the spam scanner reads before the message (as spamc would get it). */
-  receivedHeader: Buffer;
+  /** Our trace header, which the spam scanner reads before the message (as spamc would get it). */
+  traceHeader: Buffer;
   clientIp: string;
   helo: string;
   mailFrom: string;
@@ -166,7 +166,7 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
   return async function checkVerdicts(input: VerdictInput): Promise<Verdicts> {
     const [authentication, spam] = await Promise.all([
       authenticationVerdicts(input),
-      scanForSpam ? scanForSpam([input.receivedHeader, ...input.chunks]) : ('DISABLED' as const),
+      scanForSpam ? scanForSpam([input.traceHeader, ...input.chunks]) : ('DISABLED' as const),
     ]);
     return { ...authentication, spam, virus: VIRUS_NOT_SCANNED };
   };

@@ -11,4 +11,4 @@ export {
   parseMessage,
 } from './message-parser.ts';
 export { sanitizeEmailHtml } from './sanitize-email-html.ts';
-export { receivedHeader } from './trace-header.ts';
+export { traceHeader } from './trace-header.ts';

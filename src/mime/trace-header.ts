@@ -18,8 +18,13 @@ function clean(value: string | null | undefined, fallback: string): string {
   return printable || fallback;
 }
 
-/** The `Received:` trace header (RFC 5321 §4.4) prepended to every stored message. */
-export function receivedHeader(input: {
+/**
+ * The trace header (RFC 5321 §4.4) prepended to every stored message: `Return-Path:`, which final delivery must
+ * add, with the reverse-path (`<>` for a bounce; UTF-8 as SMTPUTF8 allows), then our `Received:`.
+ */
+export function traceHeader(input: {
+  /** MAIL FROM's address; empty for the null reverse-path. */
+  mailFrom: string | null;
   queueId: string;
   helo: string | null;
   clientHostname: string | null;
@@ -36,8 +41,16 @@ export function receivedHeader(input: {
   const from = `from ${clean(input.helo, 'unknown')} (${client})`;
   const by = `by ${clean(input.mxHost, 'localhost')} (Mailroom) with ${clean(input.protocol, 'ESMTP')} id ${input.queueId}`;
   const forClause = input.recipients.length === 1 ? `\r\n\tfor <${clean(input.recipients[0], 'unknown')}>` : '';
-  return Buffer.from(`Received: ${from}\r\n\t${by}${forClause};\r\n\t${rfc5322Date(input.at)}\r\n`, 'latin1');
+  // smtp-server refuses control characters in addresses; dropped here too (UTF-8 kept), so nothing ends the line early.
+  const reversePath = (input.mailFrom ?? '').replace(/[^\x21-\x7e\u00a0-\uffff]|[<>]/g, '').slice(0, 512);
+  return Buffer.concat([
+    Buffer.from(`Return-Path: <${reversePath}>\r\n`, 'utf8'),
+    Buffer.from(`Received: ${from}\r\n\t${by}${forClause};\r\n\t${rfc5322Date(input.at)}\r\n`, 'latin1'),
+  ]);
 }
+
+/** The `Return-Path:` line that starts the trace header (messages stored by earlier versions have none). */
+const RETURN_PATH = /^Return-Path: <[^\r\n]*>\r\n/;
 
 /**
  * The last line of the `Received:` header above: a tab and the date. Its client-supplied names are cleaned of CR and LF, so the first such line ends it, even when
@@ -45,13 +58,14 @@ export function receivedHeader(input: {
  */
 const TRACE_END = /\r\n\t[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} \+0000\r\n/;
 
-/** The trace header is well under this (each client-supplied name in it is cut to 255 characters). */
+/** The trace header is well under this (each client-supplied name in it is cut to 255 characters, the path to 512). */
 const TRACE_MAX_BYTES = 4096;
 
 /** The length of the stored message's trace header, or null when `head` holds no complete one. */
 function traceLength(head: Buffer): number | null {
   const text = head.subarray(0, TRACE_MAX_BYTES).toString('latin1');
-  if (!text.startsWith('Received: ')) return null;
+  const returnPath = RETURN_PATH.exec(text)?.[0].length ?? 0;
+  if (!text.startsWith('Received: ', returnPath)) return null;
   const end = TRACE_END.exec(text);
   return end ? end.index + end[0].length : null;
 }

@@ -171,7 +171,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     // The message as stored, Mailroom's Received header first: the attachment's bytes only there, as received.
     const stored = await api.get(`/api/v2/mail/${emailId}/raw`);
     assert.equal(body.email.parsedData.raw, stored.body);
-    assert.match(body.email.parsedData.raw, /^Received: from .*\r\n[\s\S]*Subject: Hello\r\n/);
+    assert.match(body.email.parsedData.raw, /^Return-Path: <.*>\r\nReceived: from .*\r\n[\s\S]*Subject: Hello\r\n/);
     assert.doesNotMatch(request!.body.replace(JSON.stringify(stored.body), ''), /attached bytes|YXR0YWNoZWQgYnl0ZXM/);
 
     const delivery = await waitForDelivery(api, emailId);

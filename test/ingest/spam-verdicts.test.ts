@@ -55,14 +55,14 @@ test('with INGEST_WORKERS=0 (checks on the event loop) spamd is asked too', asyn
   }
 });
 
-test('spamd gets a CHECK with the exact length, and the message as stored: our Received: header first', async () => {
+test('spamd gets a CHECK with the exact length, and the message as stored: our trace header first', async () => {
   await deliver('exact', 'Just the facts.');
   assert.equal(spamd.requests.length, 1);
   const [request] = spamd.requests;
   assert.equal(request!.command, 'CHECK SPAMC/1.5');
   assert.equal(request!.headers['content-length'], String(request!.message.length));
   const text = request!.message.toString('latin1');
-  assert.match(text, /^Received: from \S+ \(\S* ?\[127\.0\.0\.1\]\)\r\n\tby mx\.mailroom\.test /);
+  assert.match(text, /^Return-Path: <\S+>\r\nReceived: from \S+ \(\S* ?\[127\.0\.0\.1\]\)\r\n\tby mx\.mailroom\.test /);
   assert.ok(text.endsWith(message('exact', 'Just the facts.')), text);
 });
 

@@ -96,7 +96,7 @@ export function storedContentSuite(
         const headerEnd = stored.indexOf('\r\n', stored.indexOf('+0000')) + 2;
         assert.match(
           stored.subarray(0, headerEnd).toString(),
-          /^Received: from client\.test \(\[127\.0\.0\.1\]\)\r\n\tby mx\.mailroom\.test \(Mailroom\) with ESMTP id msg_[0-9a-z]{26}\r\n\tfor <support@inbox\.test>;\r\n\t\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000\r\n$/,
+          /^Return-Path: <sender@sender\.test>\r\nReceived: from client\.test \(\[127\.0\.0\.1\]\)\r\n\tby mx\.mailroom\.test \(Mailroom\) with ESMTP id msg_[0-9a-z]{26}\r\n\tfor <support@inbox\.test>;\r\n\t\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000\r\n$/,
         );
         assert.ok(stored.subarray(headerEnd).equals(raw));
         assert.equal(row.raw_size, stored.length);

@@ -103,7 +103,7 @@ describe('SMTP conversation over a real socket', () => {
     const raw = Buffer.concat(await blob.toArray()).toString();
     assert.match(
       raw,
-      /^Received: from client\.test \(\[127\.0\.0\.1\]\)\r\n\tby mx\.mailroom\.test \(Mailroom\) with ESMTPS id msg_/,
+      /^Return-Path: <sender@sender\.test>\r\nReceived: from client\.test \(\[127\.0\.0\.1\]\)\r\n\tby mx\.mailroom\.test \(Mailroom\) with ESMTPS id msg_/,
     );
   });
 

@@ -109,7 +109,7 @@ describe('SMTP as a sending MTA meets it', () => {
     await smtp.quit();
   });
 
-  test('the stored message starts with a Received: header whose "with" says HELO (SMTP), EHLO (ESMTP) or SMTPUTF8', async () => {
+  test('the stored Received: header says "with" SMTP after HELO, ESMTP after EHLO, UTF8SMTP with SMTPUTF8', async () => {
     const sessions: Array<[string[], string]> = [
       [['HELO old.client.test', 'MAIL FROM:<a@sender.test>'], 'SMTP'],
       [['EHLO client.test', 'MAIL FROM:<a@sender.test> BODY=8BITMIME'], 'ESMTP'],
@@ -125,11 +125,32 @@ describe('SMTP as a sending MTA meets it', () => {
       assert.match(
         raw.body,
         new RegExp(
-          `^Received: from ${helo} \\(\\[127\\.0\\.0\\.1\\]\\)\r\n\tby mx\\.mailroom\\.test \\(Mailroom\\) with ${protocol} ` +
+          `^Return-Path: <${commands[1]!.slice(11, commands[1]!.indexOf('>'))}>\r\n` +
+            `Received: from ${helo} \\(\\[127\\.0\\.0\\.1\\]\\)\r\n\tby mx\\.mailroom\\.test \\(Mailroom\\) with ${protocol} ` +
             `id msg_\\w{26}\r\n\tfor <inbox@mta\\.test>;\r\n\t\\w{3}, \\d\\d \\w{3} \\d{4} \\d\\d:\\d\\d:\\d\\d \\+0000\r\n` +
             `Subject: traced ${protocol}\r\n\r\nx\r\n$`,
         ),
       );
+    }
+  });
+
+  test('final delivery puts Return-Path: first: the reverse-path as given, <> for a bounce, a source route dropped', async () => {
+    const senders: Array<[string, string]> = [
+      ['MAIL FROM:<>', '<>'],
+      ['MAIL FROM:<@relay.example,@hop.example:Bounce+123@Sender.Test> BODY=8BITMIME', '<Bounce+123@Sender.Test>'],
+    ];
+    for (const [mailFrom, returnPath] of senders) {
+      const { replies, id } = await transaction(
+        ['EHLO client.test', mailFrom, 'RCPT TO:<@relay.example:inbox@mta.test>'],
+        `Subject: returned ${returnPath}\r\n\r\nx\r\n.\r\n`,
+      );
+      assert.deepEqual(replies.slice(1, 3), ['250 2.1.0 Accepted', '250 2.1.5 Accepted']);
+      const raw = await api.get(`/api/v2/mail/${id}/raw`);
+      assert.equal(raw.body.split('\r\n')[0], `Return-Path: ${returnPath}`);
+      assert.match(raw.body.split('\r\n')[1], /^Received: from client\.test /);
+      // The parsed message is what the sender sent: no trace header among its headers.
+      const read = await api.get(`/api/v2/mail/${id}`);
+      assert.deepEqual(Object.keys(read.body.content.headers), ['subject']);
     }
   });
 });
