@@ -213,12 +213,21 @@ export class RoutingService implements RecipientRouter {
     if (baseLocal === DMARC_LOCAL_PART && !fromFlag(domain.receive_dmarc_emails)) {
       return { ...accepted, addressId: null, matchedBy: 'dmarc', target: { kind: 'none' } };
     }
+    const postmaster = {
+      ...accepted,
+      addressId: null,
+      matchedBy: 'postmaster' as const,
+      target: { kind: 'none' as const },
+    };
 
     const exact = rows.find((row) => row.address === parsed.address);
     const base = rows.find((row) => row.address !== null && row.address !== parsed.address);
     const matched = exact ?? base;
     if (matched?.address_id) {
-      if (!fromFlag(matched.address_active!)) return refused('inactive_address');
+      if (!fromFlag(matched.address_active!)) {
+        // Switching postmaster@ off stops its deliveries, but RFC 5321 §4.5.1 does not let it refuse mail.
+        return parsed.local === POSTMASTER_LOCAL_PART ? postmaster : refused('inactive_address');
+      }
       return {
         ...accepted,
         addressId: matched.address_id,
@@ -237,9 +246,7 @@ export class RoutingService implements RecipientRouter {
           : { kind: 'none' },
       };
     }
-    if (parsed.local === POSTMASTER_LOCAL_PART) {
-      return { ...accepted, addressId: null, matchedBy: 'postmaster', target: { kind: 'none' } };
-    }
+    if (parsed.local === POSTMASTER_LOCAL_PART) return postmaster;
     return refused('unknown_address');
   }
 }

@@ -153,4 +153,21 @@ describe('SMTP as a sending MTA meets it', () => {
       assert.deepEqual(Object.keys(read.body.content.headers), ['subject']);
     }
   });
+
+  test('postmaster@ is accepted even when its address is switched off, and stored without a delivery', async () => {
+    const domain = await createVerifiedDomain(api, dns, 'quiet.test');
+    await createAddress(api, 'postmaster@quiet.test', domain.id, { isActive: false });
+    const { replies, id } = await transaction(
+      ['EHLO client.test', 'MAIL FROM:<>', 'RCPT TO:<Postmaster@quiet.test>'],
+      'Subject: abuse report\r\n\r\nx\r\n.\r\n',
+    );
+    assert.equal(replies[2], '250 2.1.5 Accepted');
+    const stored = await api.get(`/api/v2/mail/${id}`);
+    assert.equal(stored.body.recipient, 'postmaster@quiet.test');
+    const explained = await api.post('/api/v2/routing/explain', { recipient: 'postmaster@quiet.test' });
+    assert.deepEqual(
+      [explained.body.matchedBy, explained.body.addressId, explained.body.target],
+      ['postmaster', null, null],
+    );
+  });
 });
