@@ -170,4 +170,52 @@ describe('SMTP as a sending MTA meets it', () => {
       ['postmaster', null, null],
     );
   });
+
+  test('DATA keeps lines over 1000 octets, unstuffs dots, and ends only at CRLF . CRLF (not at a bare LF or CR)', async () => {
+    const long = 'y'.repeat(5000);
+    const { replies, id } = await transaction(
+      ['EHLO client.test', 'MAIL FROM:<user@[IPv6:2001:db8::1]>', 'RCPT TO:<"inbox"@MTA.Test>'],
+      `Subject: lines\r\n\r\n${long}\r\n..leading dot\r\nbare\n.\nlf\r\nbare\r.\r\ncr\r\n.\r\n`,
+    );
+    assert.deepEqual(replies.slice(1, 3), ['250 2.1.0 Accepted', '250 2.1.5 Accepted']);
+    const raw = await api.get(`/api/v2/mail/${id}/raw`);
+    assert.ok(raw.body.endsWith(`Subject: lines\r\n\r\n${long}\r\n.leading dot\r\nbare\n.\nlf\r\nbare\r.\r\ncr\r\n`));
+    assert.equal((await api.get(`/api/v2/mail/${id}`)).body.recipient, 'inbox@mta.test');
+  });
+
+  test('VRFY discloses nothing, EXPN is not offered, NOOP and HELP answer, RSET ends a transaction', async () => {
+    const smtp = await openSmtpConversation(server.smtpPort);
+    assert.equal(await smtp.command('HELO old.client.test'), '250 mx.mailroom.test Nice to meet you, [127.0.0.1]');
+    const unknown = await smtp.command('VRFY nobody@mta.test');
+    assert.equal(await smtp.command('VRFY inbox@mta.test'), unknown);
+    assert.equal(unknown, '252 2.1.5 Try to send something. No promises though');
+    assert.equal(await smtp.command('EXPN staff'), '500 5.5.2 Error: command not recognized');
+    assert.equal(await smtp.command('NOOP'), '250 2.0.0 OK');
+    assert.match(await smtp.command('HELP'), /^214 /);
+    assert.equal(await smtp.command('MAIL FROM:<a@sender.test>'), '250 2.1.0 Accepted');
+    assert.equal(await smtp.command('RCPT TO:<inbox@mta.test>'), '250 2.1.5 Accepted');
+    assert.equal(await smtp.command('RSET'), '250 2.0.0 Flushed');
+    assert.equal(await smtp.command('RCPT TO:<inbox@mta.test>'), '503 5.5.1 Error: need MAIL command');
+    await smtp.quit();
+  });
+
+  test('a pipelined transaction (RFC 2920) gets one reply per command, in order, and is stored', async () => {
+    const smtp = await openSmtpConversation(server.smtpPort);
+    await smtp.command('EHLO client.test');
+    await smtp.write(
+      'MAIL FROM:<a@sender.test>\r\nRCPT TO:<nobody@mta.test>\r\nRCPT TO:<inbox@mta.test>\r\nRCPT TO:<postmaster>\r\nDATA\r\n',
+    );
+    const replies = [];
+    for (let i = 0; i < 5; i++) replies.push(await smtp.reply());
+    assert.deepEqual(replies, [
+      '250 2.1.0 Accepted',
+      '550 5.1.1 <nobody@mta.test>: Recipient address rejected: User unknown',
+      '250 2.1.5 Accepted',
+      '250 2.1.5 Accepted',
+      '354 End data with <CR><LF>.<CR><LF>',
+    ]);
+    await smtp.write('Subject: piped\r\n\r\nx\r\n.\r\nQUIT\r\n');
+    assert.match(await smtp.reply(), /^250 2\.6\.0 Ok: queued as email_\w+ email_\w+$/);
+    assert.equal(await smtp.reply(), '221 2.0.0 Bye');
+  });
 });
