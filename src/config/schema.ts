@@ -57,7 +57,16 @@ export const EnvSchema = Type.Object({
   S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_TIMEOUT_SECONDS: Seconds(30),
-  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
+  /**
+   * The base of the download URLs handed out: a path is kept, but user info, a query or a fragment would end up in the
+   * middle of each URL (`...?a=1/api/e2/...`) or hand the credentials to every webhook receiver.
+   */
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/?#@]+(/[^?#]*)?$',
+      description: 'an http:// or https:// URL without user info, query or fragment',
+    }),
+  ),
   MX_HOST: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', description: 'a host name' })),
   DNS_SERVERS: Type.Optional(Type.String({ minLength: 1 })),
   SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://', description: 'an smtp:// or smtps:// URL' })),

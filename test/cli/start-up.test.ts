@@ -60,6 +60,14 @@ describe('start-up errors say what to do, without a stack trace', () => {
       `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
     ],
     [{ BLOB_STORE: 'disk' }, 'BLOB_STORE="disk" is not fs or s3://bucket[/prefix]'],
+    // The base of every attachment downloadUrl: these made `https://mail.example/?via=proxy/api/e2/attachments/...`,
+    // a URL that ends in the fragment, and one that hands the credentials to every webhook receiver.
+    ...['https://mail.example/?via=proxy', 'https://mail.example/mailroom#top', 'https://ops:s3cret@mail.example'].map(
+      (url): [Record<string, string>, string] => [
+        { PUBLIC_URL: url },
+        `PUBLIC_URL="${url.replace('s3cret', '***')}" is not an http:// or https:// URL without user info, query or fragment`,
+      ],
+    ),
     // The patterns pass these; the URL parser does not.
     [{ SPAMD_URL: 'spamd://host:99999' }, 'SPAMD_URL="spamd://host:99999" is not spamd://host[:port]'],
     [{ SMTP_RELAY_URL: 'smtp://[bad' }, 'SMTP_RELAY_URL="smtp://[bad" is not an smtp:// or smtps:// URL'],
