@@ -11,6 +11,9 @@ const Seconds = (fallback: number, minimum = 0) =>
     default: fallback,
   });
 
+/** One label of a host name: letters, digits and hyphens, 1 to 63 of them, no hyphen first or last. */
+const HOST_LABEL = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+
 /**
  * The longest PostgreSQL schema name Mailroom can use: its NOTIFY channels are `mailroom_<what>_<schema>`, a channel
  * name holds at most 63 bytes, and the longest prefix (`mailroom_deliveries_`) takes 20.
@@ -67,7 +70,17 @@ export const EnvSchema = Type.Object({
       description: 'an http:// or https:// URL without user info, query or fragment',
     }),
   ),
-  MX_HOST: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9.-]+$', description: 'a host name' })),
+  /**
+   * What domains' MX records must name: a host name of letters, digits and hyphens in dot-separated labels (none
+   * starting or ending with a hyphen), an optional final dot. An MX record cannot name an IP address, so the last
+   * label is not all digits.
+   */
+  MX_HOST: Type.Optional(
+    Type.String({
+      pattern: `^(?=.{1,253}\\.?$)(${HOST_LABEL}\\.)*(?![0-9]+\\.?$)${HOST_LABEL}\\.?$`,
+      description: 'a host name such as mx.example.com (an MX record cannot name an IP address)',
+    }),
+  ),
   DNS_SERVERS: Type.Optional(Type.String({ minLength: 1 })),
   SMTP_RELAY_URL: Type.Optional(Type.String({ pattern: '^smtps?://', description: 'an smtp:// or smtps:// URL' })),
   SMTP_MAX_MESSAGE_BYTES: Type.Integer({ minimum: 1024, default: 40 * 1024 * 1024 }),

@@ -60,6 +60,11 @@ describe('start-up errors say what to do, without a stack trace', () => {
       `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
     ],
     [{ BLOB_STORE: 'disk' }, 'BLOB_STORE="disk" is not fs or s3://bucket[/prefix]'],
+    // Published as every domain's MX record, which must name a host: these were taken as they were.
+    ...['-', '192.0.2.25', 'mx..example.com'].map((host): [Record<string, string>, string] => [
+      { MX_HOST: host },
+      `MX_HOST="${host}" is not a host name such as mx.example.com (an MX record cannot name an IP address)`,
+    ]),
     // The base of every attachment downloadUrl: these made `https://mail.example/?via=proxy/api/e2/attachments/...`,
     // a URL that ends in the fragment, and one that hands the credentials to every webhook receiver.
     ...['https://mail.example/?via=proxy', 'https://mail.example/mailroom#top', 'https://ops:s3cret@mail.example'].map(
