@@ -296,22 +296,30 @@ export function loadSandboxConfig(
   });
 }
 
-/** `host` or `host:port` entries, comma separated, checked by the resolver that will use them. */
+/**
+ * `host` or `host:port` entries, comma separated, checked by the resolver that will use them. Set but naming no server
+ * (`,` or blanks) is refused: it would silently mean the system resolvers.
+ */
 function parseDnsServers(value: string | undefined): string[] {
   if (!value) return [];
   const servers = value
     .split(',')
     .map((server) => server.trim())
     .filter(Boolean);
+  if (servers.length > 0 && resolverAccepts(servers)) return servers;
+  throw new ConfigError(
+    `Invalid configuration: DNS_SERVERS=${JSON.stringify(value)} is not a comma-separated list of IP addresses, ` +
+      'each optionally with :port (e.g. 1.1.1.1,[2606:4700::1111]:53)',
+  );
+}
+
+function resolverAccepts(servers: string[]): boolean {
   try {
     new Resolver().setServers(servers);
+    return true;
   } catch {
-    throw new ConfigError(
-      `Invalid configuration: DNS_SERVERS=${JSON.stringify(value)} is not a comma-separated list of IP addresses, ` +
-        'each optionally with :port (e.g. 1.1.1.1,[2606:4700::1111]:53)',
-    );
+    return false;
   }
-  return servers;
 }
 
 const SPAMD_PORT = 783;

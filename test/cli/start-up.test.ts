@@ -102,6 +102,12 @@ describe('start-up errors say what to do, without a stack trace', () => {
       { SMTP_MAX_BUFFERED_BYTES: '1048576' },
       'SMTP_MAX_BUFFERED_BYTES=1048576 is less than SMTP_MAX_MESSAGE_BYTES=41943040',
     ],
+    // Set but naming no server: these were the system resolvers, which the operator meant not to use.
+    ...[',', ' , '].map((servers): [Record<string, string>, string] => [
+      { DNS_SERVERS: servers },
+      `DNS_SERVERS="${servers}" is not a comma-separated list of IP addresses, each optionally with :port ` +
+        '(e.g. 1.1.1.1,[2606:4700::1111]:53)',
+    ]),
     [
       { DNS_SERVERS: '1.1.1.1,dns.google' },
       'DNS_SERVERS="1.1.1.1,dns.google" is not a comma-separated list of IP addresses, each optionally with :port ' +
