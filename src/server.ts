@@ -53,6 +53,8 @@ interface Bound {
   httpPort: number;
   smtpPort: number;
   httpUrl: string;
+  /** The metrics listener's, when METRICS_PORT gives it one. */
+  metricsPort?: number;
 }
 
 /** What this process runs on and where it listens: logged as one structured line, returned as a few for stdout. */
@@ -67,6 +69,7 @@ function banner(app: App, bound: Bound): string[] {
     smtp: hostPort(config.smtp.host, bound.smtpPort),
     mxHost: config.mxHost,
     dnsServers: config.dnsServers,
+    ...(bound.metricsPort === undefined ? {} : { metrics: hostPort(config.metrics.host, bound.metricsPort) }),
   };
   app.logger.info(started, 'mailroom started');
   const lines = [
@@ -79,6 +82,12 @@ function banner(app: App, bound: Bound): string[] {
     `  MX host   ${started.mxHost}`,
     `  DNS       ${started.dnsServers.length > 0 ? started.dnsServers.join(', ') : 'system resolvers'}`,
   ];
+  if (started.metrics) {
+    // A listener of its own, often on port 0 in tests or a port the operator must open to the scraper: say which.
+    const url = `http://${reachableHost(config.metrics.host)}:${bound.metricsPort}/metrics`;
+    const auth = config.metrics.auth === 'none' ? 'no key' : 'an API key';
+    lines.push(`  Metrics   ${started.metrics} (${url}, ${auth})`);
+  }
   if (!config.mxHost.includes('.')) {
     const warning = `MX_HOST "${config.mxHost}" is a short host name: set MX_HOST to this server's public DNS name`;
     app.logger.warn({ mxHost: config.mxHost }, warning);
@@ -191,6 +200,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     httpPort,
     smtpPort: started.smtpPort,
     httpUrl: `http://${reachableHost(config.http.host)}:${httpPort}`,
+    ...(started.metricsUrl ? { metricsPort: Number(new URL(started.metricsUrl).port) } : {}),
   };
   let lines: string[];
   try {

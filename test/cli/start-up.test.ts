@@ -328,6 +328,26 @@ describe('start banner', () => {
     }
   });
 
+  test('METRICS_PORT: the banner and the log name the metrics listener, and the URL it prints serves metrics', async () => {
+    const installation = await createInstallation({ LOG_LEVEL: 'info', METRICS_PORT: '0' });
+    const server = await startServerProcess(installation.env);
+    try {
+      // Port 0 is any free port: without the banner, no one could tell which the scraper should ask.
+      const line = server.stdout().match(/^ {2}Metrics {3}(127\.0\.0\.1:(\d+)) \((\S+), no key\)$/m);
+      assert.ok(line, server.stdout());
+      const [, listener, port, url] = line;
+      assert.notEqual(port, '0');
+      assert.equal(url, `http://${listener}/metrics`);
+      const scraped = await fetch(url!);
+      assert.equal(scraped.status, 200);
+      assert.match(await scraped.text(), /^# HELP /m);
+      assert.equal((await logEntry(server, 'mailroom started')).metrics, listener);
+    } finally {
+      await server.stop();
+      await installation.remove();
+    }
+  });
+
   test('a short MX_HOST is warned about, on stdout and in the log', async () => {
     const installation = await createInstallation({ LOG_LEVEL: 'warn', MX_HOST: 'mailbox' });
     const server = await startServerProcess(installation.env);
