@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { bootstrapAccess } from './accounts/index.ts';
+import { bootstrapAccess, revokedConfiguredKeyWarning } from './accounts/index.ts';
 import { type App, createApp, ListenError, VERSION } from './app.ts';
 import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
 import { AppError } from './core/index.ts';
@@ -215,12 +215,20 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** Logs that MAILROOM_API_KEY is revoked, and returns the warning's line for stdout. */
+function revokedKeyWarning(app: App, revokedAt: string): string {
+  const warning = revokedConfiguredKeyWarning(revokedAt);
+  app.logger.warn({ revokedAt }, warning);
+  return `Warning: ${warning}`;
+}
+
 /** `npm start`: read config, start, and on an empty installation print its first API key. */
 export async function serve(): Promise<void> {
   const config = configOrFail(() => loadConfig());
   await startApp(config, async (app) => {
     // Only now that both servers listen: a key shown before a failed start would be one nobody can use.
-    const issued = await bootstrapAccess(app.accounts, config.bootstrapApiKey);
+    const { issued, configuredKeyRevokedAt } = await bootstrapAccess(app.accounts, config.bootstrapApiKey);
+    if (configuredKeyRevokedAt) return [revokedKeyWarning(app, configuredKeyRevokedAt)];
     if (!issued) return [];
     return [
       '',
@@ -252,8 +260,12 @@ async function startSandbox(config: Readonly<Config>, dns: SandboxDns): Promise<
   await startApp(config, async (app, bound) => {
     const sandbox = await setUpSandbox(app, dns, config.bootstrapApiKey);
     const smtp = `${reachableHost(config.smtp.host)}:${bound.smtpPort}`;
-    const keyNote = config.bootstrapApiKey ? 'MAILROOM_API_KEY' : 'new on each run; earlier ones keep working';
+    const keyNote =
+      config.bootstrapApiKey && !sandbox.configuredKeyRevokedAt
+        ? 'MAILROOM_API_KEY'
+        : 'new on each run; earlier ones keep working';
     return [
+      ...(sandbox.configuredKeyRevokedAt ? [revokedKeyWarning(app, sandbox.configuredKeyRevokedAt)] : []),
       '',
       `Sandbox ready: ${SANDBOX_DOMAIN} is verified by a DNS server at ${dns.address} that answers only for it.`,
       `  API key   ${sandbox.key} (${keyNote})`,

@@ -185,13 +185,13 @@ export class AccountsService {
 
   /**
    * Makes sure `key` is a key of the named account (used for MAILROOM_API_KEY). Idempotent; a revoked key stays
-   * revoked, so restarting with it does not undo the revocation.
+   * revoked, so restarting with it does not undo the revocation: its `revokedAt` says so.
    */
-  async ensureKey(accountName: string, key: string): Promise<Account> {
+  async ensureKey(accountName: string, key: string): Promise<{ account: Account; revokedAt: string | null }> {
     const account = await this.findOrCreate(accountName);
     const existing = await this.db
       .selectFrom('api_keys')
-      .select('account_id')
+      .select(['account_id', 'revoked_at'])
       .where('key_hash', '=', hashKey(key))
       .executeTakeFirst();
     if (existing && existing.account_id !== account.id) {
@@ -200,7 +200,7 @@ export class AccountsService {
       );
     }
     if (!existing) await this.storeKey(this.db, account.id, key, key.slice(0, KEY_PREFIX.length + 8));
-    return account;
+    return { account, revokedAt: existing?.revoked_at ?? null };
   }
 
   /**

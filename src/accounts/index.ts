@@ -5,4 +5,4 @@ export {
   type IssuedKey,
   MAX_ACTIVE_KEYS_PER_ACCOUNT,
 } from './accounts-service.ts';
-export { bootstrapAccess, DEFAULT_ACCOUNT } from './bootstrap.ts';
+export { type Access, bootstrapAccess, DEFAULT_ACCOUNT, revokedConfiguredKeyWarning } from './bootstrap.ts';

@@ -20,8 +20,10 @@ export interface SandboxServices {
 }
 
 export interface Sandbox {
-  /** A key of the default account: MAILROOM_API_KEY when set, else one issued for this run. */
+  /** A key of the default account: MAILROOM_API_KEY when set and not revoked, else one issued for this run. */
   key: string;
+  /** When MAILROOM_API_KEY was revoked, so that a key was issued in its place. */
+  configuredKeyRevokedAt?: string;
   address: string;
   domainId: string;
   /** Whether the domain's other addresses are accepted too (a rerun keeps the user's choice). */
@@ -40,13 +42,9 @@ export async function setUpSandbox(
   configuredKey?: string,
 ): Promise<Sandbox> {
   const { accounts, domains, addresses, endpoints } = services;
-  let key: string;
-  if (configuredKey) {
-    await accounts.ensureKey(DEFAULT_ACCOUNT, configuredKey);
-    key = configuredKey;
-  } else {
-    key = (await accounts.createKey(DEFAULT_ACCOUNT)).key;
-  }
+  // A revoked MAILROOM_API_KEY stays revoked; the sandbox prints a key that works instead.
+  const revokedAt = configuredKey ? (await accounts.ensureKey(DEFAULT_ACCOUNT, configuredKey)).revokedAt : null;
+  const key = configuredKey && !revokedAt ? configuredKey : (await accounts.createKey(DEFAULT_ACCOUNT)).key;
   const accountId = (await accounts.findByName(DEFAULT_ACCOUNT))!.id;
 
   let domain = await findDomain(domains, accountId);
@@ -77,7 +75,13 @@ export async function setUpSandbox(
   const inbox = await findInbox(addresses, accountId, domain.id);
   if (!inbox) await addresses.create(accountId, { address: SANDBOX_ADDRESS, domainId: domain.id });
   else if (!inbox.isActive) await addresses.update(accountId, inbox.id, { isActive: true });
-  return { key, address: SANDBOX_ADDRESS, domainId: domain.id, catchAll: created || domain.isCatchAllEnabled };
+  return {
+    key,
+    ...(revokedAt ? { configuredKeyRevokedAt: revokedAt } : {}),
+    address: SANDBOX_ADDRESS,
+    domainId: domain.id,
+    catchAll: created || domain.isCatchAllEnabled,
+  };
 }
 
 async function findDomain(domains: DomainsService, accountId: string): Promise<Domain | undefined> {

@@ -188,6 +188,39 @@ test('mailroom dev: a set-up that fails (a MAILROOM_API_KEY of another account) 
   }
 });
 
+test('mailroom dev: a revoked MAILROOM_API_KEY is warned about and a working key is printed in its place', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
+  const env = { ...USER_ENV, MAILROOM_API_KEY: 'mr_sandbox_key_0123456789' };
+  try {
+    const first = await startDev(folder, env);
+    const keys = apiClient(printed(first.stdout()).http, env.MAILROOM_API_KEY);
+    const other = (await keys.post('/api/v2/keys', {})).body.key;
+    const configured = (await keys.get('/api/v2/keys')).body.data.find((key: { prefix: string }) =>
+      env.MAILROOM_API_KEY.startsWith(key.prefix),
+    );
+    assert.equal((await keys.delete(`/api/v2/keys/${configured.id}`)).status, 200);
+    assert.equal(await first.stop(), 0);
+
+    const second = await startDev(folder, env);
+    try {
+      const sandbox = printed(second.stdout());
+      assert.notEqual(sandbox.key, env.MAILROOM_API_KEY);
+      assert.match(second.stdout(), / {2}API key {3}mr_\w+ \(new on each run; earlier ones keep working\)\n/);
+      assert.match(
+        second.stdout(),
+        /\nWarning: MAILROOM_API_KEY was revoked at \S+ and authenticates nothing: unset it, or set an active key of "default"\n/,
+      );
+      assert.equal((await apiClient(sandbox.http, sandbox.key).get('/api/v2/mail')).status, 200);
+      assert.equal((await apiClient(sandbox.http, env.MAILROOM_API_KEY).get('/api/v2/mail')).status, 401);
+      assert.equal((await apiClient(sandbox.http, other).get('/api/v2/mail')).status, 200);
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
 test('mailroom dev: DATABASE_URL is refused with a message and exit code 1', async () => {
   const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
   try {

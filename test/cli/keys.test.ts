@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { apiClient } from '../helpers/http.ts';
-import { createInstallation, runScript, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, logEntry, runScript, startServerProcess } from '../helpers/process.ts';
 
 const ADMIN_KEY = 'mr_admin_key_0123456789';
 const UNKNOWN_KEY = { error: 'Unauthorized', detail: 'Unknown or revoked API key' };
@@ -93,6 +93,38 @@ describe('mailroom keys', () => {
       assert.equal(again.stderr, `API key ${secondKey.id} is already revoked\n`);
     } finally {
       await server.stop();
+      await installation.remove();
+    }
+  });
+
+  test('a MAILROOM_API_KEY revoked through the API stays revoked at the next start, which warns about it', async () => {
+    const installation = await createInstallation({ MAILROOM_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn' });
+    try {
+      const first = await startServerProcess(installation.env);
+      const admin = apiClient(first.httpUrl, ADMIN_KEY);
+      const other = (await admin.post('/api/v2/keys', {})).body.key;
+      const keys: ListedKey[] = (await admin.get('/api/v2/keys')).body.data;
+      const adminKey = keys.find((key) => ADMIN_KEY.startsWith(key.prefix))!;
+      assert.equal((await apiClient(first.httpUrl, other).delete(`/api/v2/keys/${adminKey.id}`)).status, 200);
+      assert.equal(await first.stop(), 0);
+
+      const second = await startServerProcess(installation.env);
+      try {
+        const { revokedAt } = (await apiClient(second.httpUrl, other).get('/api/v2/keys')).body.data.find(
+          (key: ListedKey) => key.id === adminKey.id,
+        );
+        const warning =
+          `MAILROOM_API_KEY was revoked at ${revokedAt} and authenticates nothing: ` +
+          'unset it, or set an active key of "default"';
+        assert.ok(second.stdout().includes(`\nWarning: ${warning}\n`), second.stdout());
+        const logged = await logEntry(second, warning);
+        assert.deepEqual([logged.level, logged.revokedAt], [40, revokedAt]);
+        const refused = await apiClient(second.httpUrl, ADMIN_KEY).get('/api/v2/domains');
+        assert.deepEqual([refused.status, refused.body], [401, UNKNOWN_KEY]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
       await installation.remove();
     }
   });

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
-import { createInstallation, runScript, type ServerProcess, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, logEntry, runScript, startServerProcess } from '../helpers/process.ts';
 import { startS3Server } from '../helpers/s3.ts';
 
 /** Starts `npm start` with these settings on a fresh installation and waits for it to exit (killed if it starts). */
@@ -264,21 +263,6 @@ describe('start-up errors say what to do, without a stack trace', () => {
     }
   });
 });
-
-/** The log entry with this message, waited for: pino writes asynchronously, so it may follow the banner. */
-async function logEntry(server: ServerProcess, msg: string) {
-  for (let wait = 0; wait < 50; wait++) {
-    const entry = server
-      .stdout()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line))
-      .find((line) => line.msg === msg);
-    if (entry) return entry;
-    await sleep(100);
-  }
-  assert.fail(`no log entry "${msg}" in:\n${server.stdout()}`);
-}
 
 describe('start banner', () => {
   test('names version, database, blob store, data folder, real bind addresses, MX host and DNS servers', async () => {

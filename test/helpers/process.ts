@@ -1,8 +1,10 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from './app.ts';
 
@@ -139,4 +141,19 @@ export function startServerProcess(
       reject(new Error(`server exited with ${code} before listening:\n${stdout}\n${stderr}`));
     });
   });
+}
+
+/** The log entry with this message, waited for: pino writes asynchronously, so it may follow the banner. */
+export async function logEntry(server: ServerProcess, msg: string) {
+  for (let wait = 0; wait < 50; wait++) {
+    const entry = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === msg);
+    if (entry) return entry;
+    await sleep(100);
+  }
+  assert.fail(`no log entry "${msg}" in:\n${server.stdout()}`);
 }
