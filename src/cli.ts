@@ -11,7 +11,8 @@ const USAGE = `Usage: mailroom <command>
   serve                                   start the HTTP API and SMTP receiver (same as npm start)
   dev                                     start a local sandbox in ./.mailroom-dev with a verified domain
                                           and an address ready to receive (SQLite, no DNS to set up)
-  migrate                                 apply pending database migrations
+  migrate [--create]                      apply pending database migrations; on SQLite, --create makes
+                                          DATA_DIR when it does not exist (a mistyped one is refused)
   keys create [--account NAME]            print a new API key (account "${DEFAULT_ACCOUNT}" by default)
   keys list [--account NAME]              list API keys: id, prefix, account, created, last used, revoked
   keys revoke ID                          revoke a key at once (an account's last active key cannot be)
@@ -80,7 +81,15 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command === 'migrate') {
+    const { values } = parseArgs({ args: argv.slice(1), options: { create: { type: 'boolean', default: false } } });
     const config = loadConfig();
+    if (config.database.kind === 'sqlite' && !values.create && !existsSync(config.dataDir)) {
+      // Opening the database would make the folder: a mistyped DATA_DIR would become a new, empty installation.
+      throw new ConfigError(
+        `DATA_DIR ${config.dataDir} does not exist: check DATA_DIR, or run "mailroom migrate --create" to make a ` +
+          'new installation there (npm start makes it too)',
+      );
+    }
     const database = await openDatabase(config.database);
     try {
       const applied = await migrateToLatest(database);

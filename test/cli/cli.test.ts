@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { apiClient } from '../helpers/http.ts';
 import { createInstallation, runScript, startServerProcess } from '../helpers/process.ts';
@@ -144,6 +147,41 @@ describe('mailroom CLI', () => {
       // Nothing was migrated by them: the first migrate applies everything.
       const migrated = await runScript('src/cli.ts', ['migrate'], installation.env);
       assert.match(migrated.stdout, /^Applied: 0001_foundation, 0002_mail/);
+    } finally {
+      await installation.remove();
+    }
+  });
+
+  test('migrate refuses a DATA_DIR that does not exist and makes none; --create makes it; npm start makes ./data', {
+    skip: TEST_DATABASE_URL ? 'SQLite only: DATA_DIR holds the database' : false,
+  }, async () => {
+    const installation = await createInstallation();
+    try {
+      // A mistyped DATA_DIR: migrate used to make it, with a new empty installation the server never reads.
+      const missing = join(installation.dataDir, 'mailroom-dta');
+      const refused = await runScript('src/cli.ts', ['migrate'], { ...installation.env, DATA_DIR: missing });
+      assert.equal(refused.code, 1);
+      assert.equal(
+        refused.stderr,
+        `DATA_DIR ${missing} does not exist: check DATA_DIR, or run "mailroom migrate --create" to make a new ` +
+          'installation there (npm start makes it too)\n',
+      );
+      assert.equal(refused.stdout, '');
+      assert.equal(existsSync(missing), false);
+
+      const created = await runScript('src/cli.ts', ['migrate', '--create'], {
+        ...installation.env,
+        DATA_DIR: missing,
+      });
+      assert.equal(created.code, 0, created.stderr);
+      assert.match(created.stdout, /^Applied: 0001_foundation, 0002_mail/);
+      assert.equal(existsSync(join(missing, 'mailroom.sqlite')), true);
+
+      // A fresh machine: npm start with no DATA_DIR makes ./data in the folder it runs in.
+      const { DATA_DIR: _unset, ...fresh } = installation.env;
+      const server = await startServerProcess(fresh, 20_000, { cwd: installation.dataDir });
+      assert.equal(await server.stop(), 0);
+      assert.equal(existsSync(join(installation.dataDir, 'data', 'mailroom.sqlite')), true);
     } finally {
       await installation.remove();
     }
