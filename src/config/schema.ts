@@ -52,8 +52,9 @@ export const EnvSchema = Type.Object({
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
     default: 'FULL',
   }),
+  /** A query, fragment, user info or port after the bucket was dropped or read as part of its name. */
   BLOB_STORE: Type.String({
-    pattern: '^(fs|s3://[^/]+(/.*)?)$',
+    pattern: '^(fs|s3://[^/?#@:]+(/[^?#]*)?)$',
     default: 'fs',
     description: 'fs or s3://bucket[/prefix]',
   }),

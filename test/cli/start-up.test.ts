@@ -59,6 +59,12 @@ describe('start-up errors say what to do, without a stack trace', () => {
       `DATABASE_SCHEMA="${'a'.repeat(44)}" is not a schema name of a-z, 0-9 and _ (up to 43)`,
     ],
     [{ BLOB_STORE: 'disk' }, 'BLOB_STORE="disk" is not fs or s3://bucket[/prefix]'],
+    // Read loosely, these were the prefix `archive` (the query dropped) and a bucket named `mail:9000`. (No instance
+    // metadata service is asked for credentials, should a start get that far.)
+    ...['s3://mail/archive?region=eu', 's3://mail:9000/archive'].map((store): [Record<string, string>, string] => [
+      { BLOB_STORE: store, AWS_EC2_METADATA_DISABLED: 'true' },
+      `BLOB_STORE="${store}" is not fs or s3://bucket[/prefix]`,
+    ]),
     // Published as every domain's MX record, which must name a host: these were taken as they were.
     ...['-', '192.0.2.25', 'mx..example.com'].map((host): [Record<string, string>, string] => [
       { MX_HOST: host },
