@@ -27,8 +27,9 @@ test('servers starting at once on a new DATA_DIR (PostgreSQL with S3) all start 
   for (let round = 0; round < ROUNDS; round++) {
     const installation = await createInstallation({ ...s3.env, MX_HOST: 'mx.tls.test' });
     try {
+      // Several processes loading at once on two cores: more time than one start gets elsewhere.
       const started = await Promise.allSettled(
-        Array.from({ length: SERVERS }, () => startServerProcess(installation.env)),
+        Array.from({ length: SERVERS }, () => startServerProcess(installation.env, 60_000)),
       );
       servers.push(...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])));
       assert.deepEqual(
