@@ -32,6 +32,12 @@ const LIVE_LABELS = {
   reconnecting: 'Reconnecting…',
 };
 
+/** What the live state says: while no stream is open, that the view is not updating, why, and when it tries again. */
+function liveLabel(state, detail) {
+  if (!detail) return LIVE_LABELS[state];
+  return `Not live: ${detail.reason}. Retrying in ${Math.ceil(detail.retryInMs / 1000)} s`;
+}
+
 function signIn(message) {
   navigation++;
   stopLive?.();
@@ -92,8 +98,8 @@ function start() {
   stopLive = startLive({
     onEvent: (event) => currentView?.onEvent?.(event),
     onPoll: () => currentView?.poll?.(),
-    onState: (state) => {
-      liveState.textContent = LIVE_LABELS[state];
+    onState: (state, detail) => {
+      liveState.textContent = liveLabel(state, detail);
       liveState.dataset.state = state;
     },
   });
