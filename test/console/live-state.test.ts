@@ -104,4 +104,30 @@ describe('the console: the live state tells the truth about the event stream', {
     await page.clock.fastForward(30_000);
     await waitForState(page, 'live');
   });
+
+  test('an account with 20 streams open: the console says so, and asks again after 30 s, 1, 2, 4 and 5 minutes', async (t) => {
+    // An account of its own, whose streams are all the test's.
+    const apiKey = await server.newAccountKey('streams');
+    const held = new AbortController();
+    t.after(() => held.abort());
+    for (let index = 0; index < 20; index++) {
+      const stream = await fetch(`${server.baseUrl}/api/v2/events`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+        signal: held.signal,
+      });
+      assert.equal(stream.status, 200);
+    }
+    const { page, streams } = await openConsole(t, server.baseUrl, apiKey, 'limited');
+    assert.equal(
+      await page.locator('#live-state').innerText(),
+      'Not live: Too many event streams: an account holds at most 20 open at once; close one first. Retrying in 30 s',
+    );
+    // The first try, then after 30, 90, 210 and 450 s; the old console asked again at each move of 10 s (60).
+    await elapse(page, 600_000);
+    assert.equal(streams.opened, 5);
+    assert.match(await page.locator('#live-state').innerText(), /Retrying in 300 s$/);
+    held.abort();
+    await elapse(page, 300_000);
+    await waitForState(page, 'live');
+  });
 });

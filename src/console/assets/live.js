@@ -10,6 +10,9 @@ const SILENCE_LIMIT_MS = 40_000;
 /** Waits between tries, doubled after each failed one: a server that is down is not asked every second for ever. */
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
+/** A refusal for too many streams (429) lasts until another tab or client closes one: it is asked again seldom. */
+const LIMITED_FIRST_RETRY_MS = 30_000;
+const LIMITED_MAX_RETRY_MS = 5 * 60_000;
 /** A stream that stayed up this long was no failure: the next drop starts the waits from the first again. */
 const STEADY_MS = 60_000;
 
@@ -76,7 +79,7 @@ function backoff(first, max, failures) {
  * Keeps the console up to date: reads `/api/v2/events`, resuming with Last-Event-ID after a drop, and calls
  * `onEvent({ type, data })`. When the server has no stream (404) it calls `onPoll()` every second instead.
  * `onState(state, detail)` hears `connecting`, `live`, `polling`, `reconnecting`, and while no stream is open and the
- * next try waits, `disconnected` with `{ reason, retryInMs }`. Returns a function that stops it.
+ * next try waits, `disconnected` or `limited` (429) with `{ reason, retryInMs }`. Returns a function that stops it.
  */
 export function startLive({ onEvent, onPoll, onState }) {
   const controller = new AbortController();
@@ -87,7 +90,7 @@ export function startLive({ onEvent, onPoll, onState }) {
   let behind = false;
 
   /**
-   * One stream, from its request to its end. Resolves to why it ended, `{ reason, retryAfterMs }`, or to
+   * One stream, from its request to its end. Resolves to why it ended, `{ reason, limited, retryAfterMs }`, or to
    * null when there is nothing to reconnect to (stopped, key refused, polling instead).
    */
   async function openOnce() {
@@ -113,6 +116,9 @@ export function startLive({ onEvent, onPoll, onState }) {
         onState('polling');
         pollTimer = setInterval(onPoll, POLL_INTERVAL_MS);
         return null;
+      }
+      if (response.status === 429) {
+        return { reason: await refusalText(response), limited: true, retryAfterMs: retryAfterMs(response) };
       }
       if (!response.ok) return { reason: await refusalText(response), retryAfterMs: retryAfterMs(response) };
       // A proxy or portal answering in Mailroom's place with a page of its own is no stream either.
@@ -158,15 +164,19 @@ export function startLive({ onEvent, onPoll, onState }) {
 
   async function run() {
     let failures = 0;
+    let limitedFailures = 0;
     let state = 'connecting';
     while (!controller.signal.aborted) {
       onState(state);
       const ended = await openOnce();
       if (!ended) return;
       behind = true;
-      if (ended.steady) failures = 0;
-      const retryInMs = Math.max(backoff(FIRST_RETRY_MS, MAX_RETRY_MS, ++failures), ended.retryAfterMs ?? 0);
-      onState('disconnected', { reason: ended.reason, retryInMs });
+      if (ended.steady) failures = limitedFailures = 0;
+      const wait = ended.limited
+        ? backoff(LIMITED_FIRST_RETRY_MS, LIMITED_MAX_RETRY_MS, ++limitedFailures)
+        : backoff(FIRST_RETRY_MS, MAX_RETRY_MS, ++failures);
+      const retryInMs = Math.max(wait, ended.retryAfterMs ?? 0);
+      onState(ended.limited ? 'limited' : 'disconnected', { reason: ended.reason, retryInMs });
       await pause(retryInMs);
       state = 'reconnecting';
     }
