@@ -107,4 +107,32 @@ describe('the console: what a sender controls in a message', { skip: browserSkip
     await page.locator('.remote-note', { hasText: 'Remote content is loaded.' }).waitFor();
     assert.equal(await page.evaluate(() => document.activeElement?.className), 'remote-note');
   });
+
+  test('"Mark unread" and "Archive" relabel their buttons and leave the view be: remote content stays loaded, Headers open', async () => {
+    const id = await send({
+      subject: 'Keep my view',
+      html: '<p>Logo</p><img alt="logo" src="http://127.0.0.1:9/logo.png">',
+    });
+    await open(id);
+    await page.getByRole('button', { name: 'Load remote content' }).click();
+    await page.locator('summary', { hasText: 'Headers' }).click();
+    await page.getByRole('button', { name: 'Mark unread' }).click();
+    await page.getByRole('button', { name: 'Mark read' }).waitFor();
+    await page.getByRole('button', { name: 'Archive', exact: true }).click();
+    await page.getByRole('button', { name: 'Unarchive' }).waitFor();
+    // The old view was built anew: the reader's choice was undone and the images blocked again, Headers closed.
+    assert.equal(await page.locator('.remote-note').innerText(), 'Remote content is loaded.');
+    assert.match((await page.locator('iframe.html-body').getAttribute('srcdoc')) ?? '', /img-src \* data:/);
+    const headers = page.locator('details', { has: page.locator('summary', { hasText: 'Headers' }) });
+    assert.equal(await headers.evaluate((details) => (details as HTMLDetailsElement).open), true);
+    const listed = await api.get('/api/v2/mail?includeArchived=true&search=subject:keep');
+    assert.deepEqual(
+      listed.body.emails.map((email: { id: string; isRead: boolean; isArchived: boolean }) => [
+        email.id,
+        email.isRead,
+        email.isArchived,
+      ]),
+      [[id, false, true]],
+    );
+  });
 });

@@ -217,24 +217,28 @@ async function threadList(email) {
   );
 }
 
-function toolbar(email, rerender) {
+/**
+ * Read and archive buttons that relabel themselves: the rest of the view stays as the reader left it (remote content
+ * they chose to load, the parts they opened, where they scrolled).
+ */
+function toolbar(email) {
   const read = h('button', { type: 'button' }, email.isRead ? 'Mark unread' : 'Mark read');
   read.addEventListener('click', () =>
     act(read, async () => {
       await patch(`/api/v2/mail/${encodeURIComponent(email.id)}`, { isRead: !email.isRead });
       email.isRead = !email.isRead;
       notify(email.isRead ? 'Marked read' : 'Marked unread');
-      rerender();
+      read.textContent = email.isRead ? 'Mark unread' : 'Mark read';
     }),
   );
-  const archived = Boolean(email.isArchived);
-  const archive = h('button', { type: 'button' }, archived ? 'Unarchive' : 'Archive');
+  const archive = h('button', { type: 'button' }, email.isArchived ? 'Unarchive' : 'Archive');
   archive.addEventListener('click', () =>
     act(archive, async () => {
+      const archived = Boolean(email.isArchived);
       await patch(`/api/v2/mail/${encodeURIComponent(email.id)}`, { isArchived: !archived });
       email.isArchived = !archived;
       notify(archived ? 'Moved back to the inbox' : 'Archived');
-      rerender();
+      archive.textContent = email.isArchived ? 'Unarchive' : 'Archive';
     }),
   );
   return h(
@@ -250,41 +254,38 @@ function toolbar(email, rerender) {
 export async function showMessage(container, id) {
   const email = await get(`/api/v2/mail/${encodeURIComponent(id)}`);
   const images = await inlineImages(email, email.content?.htmlBody ?? '');
-  const render = () => {
-    const content = email.content ?? {};
-    replace(
-      container,
-      heading(email.subject || 'No Subject'),
-      toolbar(email, render),
-      h(
-        'dl',
-        { class: 'addresses' },
-        addressLine('From', email.fromName ? `${email.fromName} <${email.from}>` : email.from),
-        addressLine('To', email.to),
-        addressLine('Cc', email.cc),
-        addressLine('Reply-To', email.replyTo),
-        addressLine('Received', formatDate(email.receivedAt)),
-      ),
-      verdicts(email.security ?? {}),
-      email.metadata?.parseSuccess === false
-        ? h('p', { class: 'form-error' }, `Parsing failed: ${email.metadata.parseError}`)
-        : null,
-      content.htmlBody ? htmlBody(content.htmlBody, images) : null,
-      h(
-        'details',
-        { open: !content.htmlBody },
-        h('summary', {}, 'Text body'),
-        h('pre', { class: 'text-body' }, content.textBody || '(no text body)'),
-      ),
-      attachments(email),
-      h('details', {}, h('summary', {}, 'Headers'), headersTable(content.headers)),
-      lazyDetails('Raw source', async () =>
-        h('pre', { class: 'raw' }, await getText(`/api/v2/mail/${encodeURIComponent(email.id)}/raw`)),
-      ),
-      lazyDetails('Thread', () => threadList(email)),
-    );
-  };
-  render();
+  const content = email.content ?? {};
+  replace(
+    container,
+    heading(email.subject || 'No Subject'),
+    toolbar(email),
+    h(
+      'dl',
+      { class: 'addresses' },
+      addressLine('From', email.fromName ? `${email.fromName} <${email.from}>` : email.from),
+      addressLine('To', email.to),
+      addressLine('Cc', email.cc),
+      addressLine('Reply-To', email.replyTo),
+      addressLine('Received', formatDate(email.receivedAt)),
+    ),
+    verdicts(email.security ?? {}),
+    email.metadata?.parseSuccess === false
+      ? h('p', { class: 'form-error' }, `Parsing failed: ${email.metadata.parseError}`)
+      : null,
+    content.htmlBody ? htmlBody(content.htmlBody, images) : null,
+    h(
+      'details',
+      { open: !content.htmlBody },
+      h('summary', {}, 'Text body'),
+      h('pre', { class: 'text-body' }, content.textBody || '(no text body)'),
+    ),
+    attachments(email),
+    h('details', {}, h('summary', {}, 'Headers'), headersTable(content.headers)),
+    lazyDetails('Raw source', async () =>
+      h('pre', { class: 'raw' }, await getText(`/api/v2/mail/${encodeURIComponent(email.id)}/raw`)),
+    ),
+    lazyDetails('Thread', () => threadList(email)),
+  );
   // Escape leaves the message, unless it is meant for something inside it: on a <details> summary (Headers, Raw
   // source) it closes that part and the reader stays.
   const onKey = (event) => {
