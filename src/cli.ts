@@ -11,8 +11,9 @@ const USAGE = `Usage: mailroom <command>
   serve                                   start the HTTP API and SMTP receiver (same as npm start)
   dev                                     start a local sandbox in ./.mailroom-dev with a verified domain
                                           and an address ready to receive (SQLite, no DNS to set up)
-  migrate [--create]                      apply pending database migrations; on SQLite, --create makes
-                                          DATA_DIR when it does not exist (a mistyped one is refused)
+  migrate [--create]                      apply pending database migrations; --create makes DATA_DIR
+                                          (SQLite) or DATABASE_SCHEMA (PostgreSQL) when it does not
+                                          exist (a mistyped one is refused)
   keys create [--account NAME]            print a new API key (account "${DEFAULT_ACCOUNT}" by default)
   keys list [--account NAME]              list API keys: id, prefix, account, created, last used, revoked
   keys revoke ID                          revoke a key at once (an account's last active key cannot be)
@@ -33,7 +34,8 @@ async function withAccounts<T>(run: (accounts: AccountsService) => Promise<T>): 
   if (config.database.kind === 'sqlite' && !existsSync(config.database.file)) {
     throw new ConfigError(`No Mailroom installation in ${where}: run the CLI with the server's settings`);
   }
-  const database = await openDatabase(config.database);
+  const missing = () => new ConfigError(`No Mailroom installation in ${where}: run the CLI with the server's settings`);
+  const database = await openDatabase(config.database, { ifSchemaMissing: missing });
   try {
     const pending = await pendingMigrations(database);
     if (pending.length > 0) {
@@ -83,14 +85,19 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'migrate') {
     const { values } = parseArgs({ args: argv.slice(1), options: { create: { type: 'boolean', default: false } } });
     const config = loadConfig();
-    if (config.database.kind === 'sqlite' && !values.create && !existsSync(config.dataDir)) {
-      // Opening the database would make the folder: a mistyped DATA_DIR would become a new, empty installation.
-      throw new ConfigError(
-        `DATA_DIR ${config.dataDir} does not exist: check DATA_DIR, or run "mailroom migrate --create" to make a ` +
-          'new installation there (npm start makes it too)',
+    // Opening the database would make the folder or schema: a mistyped one would become a new, empty installation.
+    const refusal = (what: string, setting: string) =>
+      new ConfigError(
+        `${what} does not exist: check ${setting}, or run "mailroom migrate --create" to make a new installation ` +
+          'there (npm start makes it too)',
       );
+    if (config.database.kind === 'sqlite' && !values.create && !existsSync(config.dataDir)) {
+      throw refusal(`DATA_DIR ${config.dataDir}`, 'DATA_DIR');
     }
-    const database = await openDatabase(config.database);
+    const schema = config.database.kind === 'postgres' ? config.database.schema : undefined;
+    const database = await openDatabase(config.database, {
+      ...(values.create ? {} : { ifSchemaMissing: () => refusal(`PostgreSQL schema ${schema}`, 'DATABASE_SCHEMA') }),
+    });
     try {
       const applied = await migrateToLatest(database);
       process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'Database is up to date\n');

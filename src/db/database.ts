@@ -42,6 +42,11 @@ export interface OpenOptions {
    * prepared. Other connections (all of them without it, as in the CLI) open when needed and close after 10 s idle.
    */
   keepConnections?: number;
+  /**
+   * PostgreSQL with DATABASE_SCHEMA: a schema that does not exist is created, unless this is given, which makes the
+   * error thrown instead (the CLI's, where a mistyped schema would become a new, empty installation).
+   */
+  ifSchemaMissing?: () => Error;
   /** PostgreSQL: told when the server closed one of the pool's idle connections; the pool opens another when needed. */
   onIdleConnectionLost?: (error: Error) => void;
 }
@@ -89,6 +94,10 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     });
     await client.connect();
     try {
+      if (options.ifSchemaMissing) {
+        const found = await client.query('select 1 from pg_namespace where nspname = $1', [config.schema]);
+        if (found.rowCount === 0) throw options.ifSchemaMissing();
+      }
       await client.query(`create schema if not exists "${config.schema}"`).catch((error) => {
         // Servers starting at once race to create it: PostgreSQL's IF NOT EXISTS does not cover a creator that has
         // not committed yet, and the loser gets a unique violation, though the schema then exists as wanted.

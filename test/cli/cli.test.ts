@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { apiClient } from '../helpers/http.ts';
@@ -108,7 +109,7 @@ describe('mailroom CLI', () => {
   test('set-limit on an unknown account and bad limits fail with a message', async () => {
     const installation = await createInstallation();
     try {
-      assert.equal((await runScript('src/cli.ts', ['migrate'], installation.env)).code, 0);
+      assert.equal((await runScript('src/cli.ts', ['migrate', '--create'], installation.env)).code, 0);
       const unknown = await runScript('src/cli.ts', ['accounts', 'set-limit', 'ghost', '3'], installation.env);
       assert.equal(unknown.code, 1);
       assert.equal(unknown.stderr, 'No account named ghost\n');
@@ -145,7 +146,7 @@ describe('mailroom CLI', () => {
         assert.equal(refused.stdout, '');
       }
       // Nothing was migrated by them: the first migrate applies everything.
-      const migrated = await runScript('src/cli.ts', ['migrate'], installation.env);
+      const migrated = await runScript('src/cli.ts', ['migrate', '--create'], installation.env);
       assert.match(migrated.stdout, /^Applied: 0001_foundation, 0002_mail/);
     } finally {
       await installation.remove();
@@ -187,10 +188,52 @@ describe('mailroom CLI', () => {
     }
   });
 
+  test('migrate refuses a DATABASE_SCHEMA that does not exist and makes none; --create makes it; keys commands make none', {
+    skip: TEST_DATABASE_URL ? false : 'PostgreSQL only: a schema holds the installation',
+  }, async () => {
+    const installation = await createInstallation();
+    const schemaExists = async () => {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        const found = await client.query('select 1 from pg_namespace where nspname = $1', [schema]);
+        return found.rowCount === 1;
+      } finally {
+        await client.end();
+      }
+    };
+    const schema = installation.env.DATABASE_SCHEMA!;
+    try {
+      const listed = await runScript('src/cli.ts', ['keys', 'list'], installation.env);
+      assert.equal(listed.code, 1);
+      assert.equal(
+        listed.stderr,
+        `No Mailroom installation in PostgreSQL schema ${schema}: run the CLI with the server's settings\n`,
+      );
+      const refused = await runScript('src/cli.ts', ['migrate'], installation.env);
+      assert.equal(refused.code, 1);
+      assert.equal(
+        refused.stderr,
+        `PostgreSQL schema ${schema} does not exist: check DATABASE_SCHEMA, or run "mailroom migrate --create" to make ` +
+          'a new installation there (npm start makes it too)\n',
+      );
+      assert.equal(refused.stdout, '');
+      assert.equal(await schemaExists(), false, 'neither command made the schema');
+
+      const created = await runScript('src/cli.ts', ['migrate', '--create'], installation.env);
+      assert.equal(created.code, 0, created.stderr);
+      assert.match(created.stdout, /^Applied: 0001_foundation, 0002_mail/);
+      assert.equal(await schemaExists(), true);
+      assert.equal((await runScript('src/cli.ts', ['migrate'], installation.env)).stdout, 'Database is up to date\n');
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('migrate reports an up-to-date database the second time', async () => {
     const installation = await createInstallation();
     try {
-      const first = await runScript('src/cli.ts', ['migrate'], installation.env);
+      const first = await runScript('src/cli.ts', ['migrate', '--create'], installation.env);
       assert.equal(first.code, 0, first.stderr);
       assert.match(first.stdout, /^Applied: 0001_foundation, 0002_mail/);
       const second = await runScript('src/cli.ts', ['migrate'], installation.env);

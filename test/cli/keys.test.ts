@@ -133,7 +133,7 @@ describe('mailroom keys', () => {
     const installation = await createInstallation({ MAILROOM_API_KEY: ADMIN_KEY });
     const cli = (...args: string[]) => runScript('src/cli.ts', ['keys', ...args], installation.env);
     try {
-      assert.equal((await runScript('src/cli.ts', ['migrate'], installation.env)).code, 0);
+      assert.equal((await runScript('src/cli.ts', ['migrate', '--create'], installation.env)).code, 0);
       for (const command of ['revoke', 'rotate']) {
         const unknown = await cli(command, 'key_unknown');
         assert.equal(unknown.code, 1);

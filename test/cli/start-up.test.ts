@@ -210,7 +210,7 @@ describe('start-up errors say what to do, without a stack trace', () => {
   test('a MAILROOM_API_KEY of another account: exit 1 with one line naming it, and nothing left listening', async () => {
     const installation = await createInstallation();
     try {
-      assert.equal((await runScript('src/cli.ts', ['migrate'], installation.env)).code, 0);
+      assert.equal((await runScript('src/cli.ts', ['migrate', '--create'], installation.env)).code, 0);
       const other = await runScript('src/cli.ts', ['keys', 'create', '--account', 'other'], installation.env);
       assert.equal(other.code, 0, other.stderr);
       const env = { ...installation.env, MAILROOM_API_KEY: other.stdout.trim() };
