@@ -46,6 +46,28 @@ async function untilBack(server: TestApp, path: string) {
   }
 }
 
+/**
+ * While a store hangs: GETs `paths` and sends a message to `to` at once, and asserts each is answered within 20 s,
+ * the reads 503 with Retry-After and the message 451.
+ */
+async function answeredWhileHung(server: TestApp, to: string, paths: string[]) {
+  const started = Date.now();
+  const answers = await Promise.race([
+    Promise.all([
+      Promise.all(paths.map((path) => get(server, path))),
+      sendMail({ port: server.smtpPort, to, subject: 'While it hangs' }),
+    ]),
+    delay(30_000, 'no answer in 30 s' as const),
+  ]);
+  assert.notEqual(answers, 'no answer in 30 s');
+  const [reads, deferred] = answers as Exclude<typeof answers, string>;
+  for (const [index, read] of reads.entries()) {
+    assert.deepEqual([read.status, read.retryAfter, JSON.parse(read.text)], [503, '5', UNAVAILABLE], paths[index]);
+  }
+  assert.equal(deferred.code, 451, deferred.response);
+  assert.ok(Date.now() - started < 20_000, `answered after ${Date.now() - started} ms`);
+}
+
 /** A Mailroom on an S3 blob store reached through a proxy that can cut or hang the connection. */
 async function startOnProxiedS3(env: Record<string, string> = {}) {
   const s3 = await startS3Server();
@@ -171,22 +193,7 @@ test('PostgreSQL that stops answering: the API answers 503 and SMTP 451 within D
 
     // The connections it had are gone; new ones are accepted and never answered.
     proxy.hang();
-    const started = Date.now();
-    const answers = await Promise.race([
-      Promise.all([
-        get(server, '/api/v2/mail'),
-        get(server, `/api/v2/mail/${stored.queuedIds[0]}`),
-        sendMail({ port: server.smtpPort, to, subject: 'While it hangs' }),
-      ]),
-      delay(30_000, 'no answer in 30 s' as const),
-    ]);
-    assert.notEqual(answers, 'no answer in 30 s');
-    const [list, read, deferred] = answers as Exclude<typeof answers, string>;
-    for (const answer of [list, read]) {
-      assert.deepEqual([answer.status, answer.retryAfter, JSON.parse(answer.text)], [503, '5', UNAVAILABLE]);
-    }
-    assert.equal(deferred.code, 451, deferred.response);
-    assert.ok(Date.now() - started < 20_000, `answered after ${Date.now() - started} ms`);
+    await answeredWhileHung(server, to, ['/api/v2/mail', `/api/v2/mail/${stored.queuedIds[0]}`]);
     const closing = server.close().then(() => 'closed');
     closed = true;
     assert.equal(await Promise.race([closing, delay(20_000, 'still closing after 20 s')]), 'closed');
@@ -206,19 +213,7 @@ test('S3 that stops answering: SMTP answers 451 and reads answer 503 within S3_T
     assert.equal(stored.code, 250, stored.response);
 
     proxy.hang();
-    const started = Date.now();
-    const answers = await Promise.race([
-      Promise.all([
-        get(server, `/api/v2/mail/${stored.queuedIds[0]}/raw`),
-        sendMail({ port: server.smtpPort, to, subject: 'While it hangs' }),
-      ]),
-      delay(30_000, 'no answer in 30 s' as const),
-    ]);
-    assert.notEqual(answers, 'no answer in 30 s');
-    const [raw, deferred] = answers as Exclude<typeof answers, string>;
-    assert.deepEqual([raw.status, JSON.parse(raw.text)], [503, UNAVAILABLE]);
-    assert.equal(deferred.code, 451, deferred.response);
-    assert.ok(Date.now() - started < 20_000, `answered after ${Date.now() - started} ms`);
+    await answeredWhileHung(server, to, [`/api/v2/mail/${stored.queuedIds[0]}/raw`]);
     // A put still waiting on the store would hold the close (ingest drains first).
     const closing = server.close().then(() => 'closed');
     closed = true;
