@@ -152,6 +152,16 @@ function messageIds(value: unknown): string[] {
   return ids.filter((id) => id.length <= MAX_MESSAGE_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_MESSAGE_ID_BYTES);
 }
 
+/**
+ * The Date header as ISO 8601, or null. MailParser reads a Date it cannot parse as the time of parsing, which would
+ * pass for the sender's; the header's own text (the last one, as MailParser takes) tells the two apart.
+ */
+function sentDate(date: unknown, header: string | string[] | undefined): string | null {
+  const text = Array.isArray(header) ? header.at(-1) : header;
+  if (!(date instanceof Date) || text === undefined || Number.isNaN(Date.parse(text))) return null;
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
 /** An attachment's type; an empty Content-Type (which MailParser reports as false) reads as a missing one. */
 export function attachmentType(part: AttachmentStream): string {
   return part.contentType || 'application/octet-stream';
@@ -250,8 +260,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
     parsed.cc = addressList(get('cc') as AddressObject | undefined);
     parsed.bcc = addressList(get('bcc') as AddressObject | undefined);
     parsed.replyTo = addressList(get('reply-to') as AddressObject | undefined);
-    const date = get('date');
-    parsed.date = date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
+    parsed.date = sentDate(get('date'), parsed.headers.date);
     parsed.inReplyToIds = messageIds(get('in-reply-to'));
     parsed.inReplyTo = parsed.inReplyToIds[0] ?? null;
     parsed.references = messageIds(get('references'));
