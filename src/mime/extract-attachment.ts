@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { type Attachment, type AttachmentStream, MailParser, type MessageText, simpleParser } from 'mailparser';
+import { type Attachment, type AttachmentStream, type MessageText, simpleParser } from 'mailparser';
+import { BoundedMailParser } from './bounded-parser.ts';
 import { attachmentType, PARSER_OPTIONS } from './message-parser.ts';
 import { withoutTraceHeader } from './trace-header.ts';
 
@@ -26,7 +27,7 @@ export interface ExtractedAttachment {
 export function extractAttachment(stored: Readable, index: number): Promise<ExtractedAttachment | null> {
   const raw = withoutTraceHeader(stored);
   return new Promise((resolve, reject) => {
-    const parser = new MailParser(PARSER_OPTIONS);
+    const parser = new BoundedMailParser(PARSER_OPTIONS);
     let seen = 0;
     let settled = false;
     const stop = () => {
@@ -84,7 +85,7 @@ export function extractAttachment(stored: Readable, index: number): Promise<Extr
 export function hashAttachments(stored: Readable): Promise<string[]> {
   const raw = withoutTraceHeader(stored);
   return new Promise((resolve, reject) => {
-    const parser = new MailParser(PARSER_OPTIONS);
+    const parser = new BoundedMailParser(PARSER_OPTIONS);
     const hashes: Hash[] = [];
     const digests: string[] = [];
     let open = 0;

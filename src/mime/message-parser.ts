@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { type AddressObject, type AttachmentStream, type HeaderLines, MailParser, type MessageText } from 'mailparser';
+import { BoundedMailParser } from './bounded-parser.ts';
 
 export interface AddressList {
   text: string;
@@ -115,7 +116,7 @@ const processHeaders = (MailParser.prototype as unknown as { processHeaders(line
  * A MailParser whose header step reads 8-bit header bytes as the headers list does (asUtf8Lines). A subclass, not a
  * property set on each parser: that changed the parser's shape, and cost ingest some 15% of its messages per second.
  */
-class EightBitHeaderParser extends MailParser {
+class EightBitHeaderParser extends BoundedMailParser {
   processHeaders(lines: HeaderLines): unknown {
     return processHeaders.call(this, asUtf8Lines(lines));
   }

@@ -31,3 +31,45 @@ test('an unparsable Date header is stored as no date, not as the time the messag
   assert.equal((await threadMessage(unreadable!)).date, null);
   assert.equal((await threadMessage(readable!)).date, '2026-03-05T10:00:00.000Z');
 });
+
+test('a message whose parts pass 1 MB of headers together is stored unparsed, with the parts before it', async () => {
+  // Each part's header is under MailParser's own limit of 1 MB a part; together they pass it.
+  const padding = `X-Padding: ${'p'.repeat(70)}${`\r\n ${'p'.repeat(70)}`.repeat(8_000)}`;
+  const parts = [
+    'Content-Type: text/plain\r\n\r\nHello',
+    'Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="first.bin"\r\n\r\nfirst',
+    `Content-Type: application/octet-stream\r\n${padding}\r\n\r\nsecond`,
+    `Content-Type: application/octet-stream\r\n${padding}\r\n\r\nthird`,
+  ];
+  const body = `${parts.map((part) => `--b\r\n${part}\r\n`).join('')}--b--\r\n`;
+  const [id] = await world.deliver({
+    to: 'hostile@inbox.test',
+    raw: rawMessage(
+      {
+        From: 'a@sender.test',
+        To: 'hostile@inbox.test',
+        Subject: 'Padded',
+        'Content-Type': 'multipart/mixed; boundary=b',
+      },
+      body,
+    ),
+  });
+  const detail = await world.api.get(`/api/v2/mail/${id}`);
+  assert.equal(detail.status, 200);
+  assert.equal(detail.body.subject, 'Padded');
+  assert.equal(detail.body.metadata.parseSuccess, false);
+  assert.equal(detail.body.metadata.parseError, "The headers of the message's MIME parts pass 1048576 bytes together");
+  const listed = await world.api.get(`/api/e2/attachments/${id}`);
+  assert.deepEqual(
+    listed.body.data.map((attachment: { filename: string; size: number }) => [attachment.filename, attachment.size]),
+    [
+      ['first.bin', 5],
+      [null, 6],
+    ],
+  );
+  const download = await fetch(`${world.server.baseUrl}/api/e2/attachments/${id}/parts/0`, {
+    headers: { authorization: `Bearer ${world.server.apiKey}` },
+  });
+  assert.equal(download.status, 200);
+  assert.equal(await download.text(), 'first');
+});
