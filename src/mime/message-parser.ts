@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { type AddressObject, type AttachmentStream, type HeaderLines, MailParser, type MessageText } from 'mailparser';
-import { BoundedMailParser } from './bounded-parser.ts';
+import { BoundedMailParser, MAX_BODY_CHARS } from './bounded-parser.ts';
 
 export interface AddressList {
   text: string;
@@ -41,13 +41,6 @@ export interface ParsedMessage {
   parseSuccess: boolean;
   parseError: string | null;
 }
-
-/**
- * Bodies longer than this many characters are cut to it. 5 million characters holds any real message (the whole
- * raw message stays in the blob store); past that a body is most likely hostile and would only bloat rows and
- * webhook payloads.
- */
-export const MAX_BODY_CHARS = 5_000_000;
 
 /**
  * The MailParser options ingest and attachment extraction share, so both see the same parts in the same order.
