@@ -1,3 +1,4 @@
+import type { TransformCallback } from 'node:stream';
 import { MailParser } from 'mailparser';
 
 /**
@@ -14,6 +15,12 @@ export const MAX_PART_HEADER_BYTES = 1024 * 1024;
  * webhook payloads.
  */
 export const MAX_BODY_CHARS = 5_000_000;
+
+/**
+ * The most bytes handed to MailParser's splitter at once. It passes on a whole write's body lines as one piece, and
+ * a piece is decoded whole: smaller writes let the text bound (see BoundedMailParser) stop within 64 KB of it.
+ */
+const WRITE_BYTES = 64 * 1024;
 
 /** What MailParser's splitter hands it for each piece of a message (a part's headers are a `node`). */
 interface SplitterChunk {
@@ -55,6 +62,17 @@ export class BoundedMailParser extends MailParser {
   #headerBytes = 0;
   /** Characters of decoded text so far, by text type (text/plain or text/html), over all parts. */
   readonly #bodyCharacters = new Map<string, number>();
+
+  _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
+    let offset = 0;
+    const next = (error?: Error | null) => {
+      if (error || offset >= chunk.length) return done(error);
+      const piece = chunk.subarray(offset, offset + WRITE_BYTES);
+      offset += WRITE_BYTES;
+      super._transform(piece, encoding, next);
+    };
+    next();
+  }
 
   processChunk(data: SplitterChunk, done: Done): void {
     if (data.type === 'node' && !data.root && data.headers) {

@@ -1,4 +1,5 @@
 export {
+  type AttachmentWithContent,
   attachmentsWithContent,
   type ExtractedAttachment,
   extractAttachment,

@@ -105,6 +105,34 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
     );
   });
 
+  test('a message the parser gave up on part way is forwarded with the attachments the API lists, no more', async () => {
+    const { address } = await forwardingAddress('email', { forwardTo: 'boss@elsewhere.test' });
+    // The last part's header brings the parts' headers past their 1 MB together: parsing stops before it.
+    const padding = `X-Padding: ${'p'.repeat(70)}${`\r\n ${'p'.repeat(70)}`.repeat(8_000)}`;
+    const part = (name: string, headers = '') =>
+      `--b1\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${name}"\r\n${headers}\r\n${name}\r\n`;
+    const emailId = await deliver(address, {
+      raw: [
+        `From: Ann Sender <ann@sender.test>\r\nTo: ${address}\r\nSubject: Padded\r\nMIME-Version: 1.0`,
+        'Content-Type: multipart/mixed; boundary="b1"\r\n',
+        `--b1\r\nContent-Type: text/plain\r\n\r\nThree files.\r\n${part('one.bin')}${part('two.bin', `${padding}\r\n`)}${part('three.bin', `${padding}\r\n`)}--b1--\r\n`,
+      ].join('\r\n'),
+    });
+    const listed = await api.get(`/api/e2/attachments/${emailId}`);
+    assert.deepEqual(
+      listed.body.data.map((attachment: { filename: string }) => attachment.filename),
+      ['one.bin', 'two.bin'],
+    );
+    await sink.waitForMessages(1);
+    assert.deepEqual(
+      sink.messages[0]!.parsed.attachments.map((a) => [a.filename, a.content.toString()]),
+      [
+        ['one.bin', 'one.bin'],
+        ['two.bin', 'two.bin'],
+      ],
+    );
+  });
+
   test('a message with its own Reply-To keeps it: replies go where its sender asked', async () => {
     const { address } = await forwardingAddress('email', { forwardTo: 'boss@elsewhere.test' });
     await deliver(address, {
