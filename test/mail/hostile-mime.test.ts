@@ -73,3 +73,27 @@ test('a message whose parts pass 1 MB of headers together is stored unparsed, wi
   assert.equal(download.status, 200);
   assert.equal(await download.text(), 'first');
 });
+
+test('an attachment name with a lone surrogate (UTF-16 encoded word) downloads with U+FFFD in its name, not a 500', async () => {
+  const name = `=?utf-16le?b?${Buffer.from([0x00, 0xd8, 0x41, 0x00]).toString('base64')}?=`;
+  const [id] = await world.deliver({
+    to: 'hostile@inbox.test',
+    raw: rawMessage(
+      {
+        From: 'a@sender.test',
+        To: 'hostile@inbox.test',
+        Subject: 'Surrogate',
+        'Content-Type': 'multipart/mixed; boundary=b',
+      },
+      `--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${name}"\r\n\r\nfile\r\n--b--\r\n`,
+    ),
+  });
+  const listed = await world.api.get(`/api/e2/attachments/${id}`);
+  assert.equal(listed.body.data[0].filename, '\ud800A');
+  const download = await fetch(`${world.server.baseUrl}/api/e2/attachments/${id}/parts/0`, {
+    headers: { authorization: `Bearer ${world.server.apiKey}` },
+  });
+  assert.equal(download.status, 200);
+  assert.equal(download.headers.get('content-disposition'), `attachment; filename="_A"; filename*=UTF-8''%EF%BF%BDA`);
+  assert.equal(await download.text(), 'file');
+});

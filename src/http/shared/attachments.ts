@@ -9,10 +9,13 @@ interface AttachmentRouteOptions {
   mail: MailService;
 }
 
-/** `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<RFC 5987>` for any name, unicode included. */
+/**
+ * `attachment; filename="<ASCII fallback>"; filename*=UTF-8''<RFC 5987>` for any name, unicode included. A lone
+ * surrogate (a UTF-16 encoded word can decode to one) has no UTF-8 and is sent as U+FFFD; encodeURIComponent throws.
+ */
 export function contentDisposition(filename: string): string {
   const fallback = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(
+  const encoded = encodeURIComponent(filename.toWellFormed()).replace(
     /['()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
