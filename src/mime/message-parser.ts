@@ -148,12 +148,14 @@ function messageIds(value: unknown): string[] {
 
 /**
  * The Date header as ISO 8601, or null. MailParser reads a Date it cannot parse as the time of parsing, which would
- * pass for the sender's; the header's own text (the last one, as MailParser takes) tells the two apart.
+ * pass for the sender's; the header's own text (the last one, as MailParser takes) tells the two apart. A year past
+ * 9999 (or before 0) is unreadable too: the API's date-time (RFC 3339) has four-digit years, and refused `+099999-…`.
  */
 function sentDate(date: unknown, header: string | string[] | undefined): string | null {
   const text = Array.isArray(header) ? header.at(-1) : header;
   if (!(date instanceof Date) || text === undefined || Number.isNaN(Date.parse(text))) return null;
-  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+  const iso = Number.isNaN(date.getTime()) ? '' : date.toISOString();
+  return /^\d{4}-/.test(iso) ? iso : null;
 }
 
 /** An attachment's type; an empty Content-Type (which MailParser reports as false) reads as a missing one. */

@@ -32,6 +32,22 @@ test('an unparsable Date header is stored as no date, not as the time the messag
   assert.equal((await threadMessage(readable!)).date, '2026-03-05T10:00:00.000Z');
 });
 
+test('a Date header in the year 99999 is stored as no date: GET /api/e2/mail/threads/{id} answers 200, not 500', async () => {
+  const [id] = await world.deliver({
+    to: 'hostile@inbox.test',
+    raw: rawMessage(
+      {
+        From: 'a@sender.test',
+        To: 'hostile@inbox.test',
+        Subject: 'Far future',
+        Date: 'Mon, 1 Jan 99999 00:00:00 +0000',
+      },
+      'body',
+    ),
+  });
+  assert.equal((await threadMessage(id!)).date, null);
+});
+
 test('a message whose parts pass 1 MB of headers together is stored unparsed, with the parts before it', async () => {
   // Each part's header is under MailParser's own limit of 1 MB a part; together they pass it.
   const padding = `X-Padding: ${'p'.repeat(70)}${`\r\n ${'p'.repeat(70)}`.repeat(8_000)}`;
