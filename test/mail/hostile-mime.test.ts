@@ -113,3 +113,21 @@ test('an attachment name with a lone surrogate (UTF-16 encoded word) downloads w
   assert.equal(download.headers.get('content-disposition'), `attachment; filename="_A"; filename*=UTF-8''%EF%BF%BDA`);
   assert.equal(await download.text(), 'file');
 });
+
+test('HTML of 30,000 nested tags is sanitized up to its 20,000th start tag; the raw message keeps all of it', async () => {
+  const html = `<p>top</p>${'<b>'.repeat(29_999)}bottom`;
+  const [id] = await world.deliver({
+    to: 'hostile@inbox.test',
+    raw: rawMessage(
+      { From: 'a@sender.test', To: 'hostile@inbox.test', Subject: 'Deep', 'Content-Type': 'text/html' },
+      html,
+    ),
+  });
+  const detail = await world.api.get(`/api/v2/mail/${id}`);
+  assert.equal(detail.status, 200);
+  const cleaned: string = detail.body.content.htmlBody;
+  assert.equal(cleaned.match(/<b>/g)?.length, 19_999);
+  assert.ok(cleaned.startsWith('<p>top</p><b>'), cleaned.slice(0, 40));
+  assert.ok(!cleaned.includes('bottom'));
+  assert.equal(detail.body.content.rawContent.split('<b>').length - 1, 29_999);
+});
