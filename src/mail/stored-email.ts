@@ -230,7 +230,8 @@ export function toStoredEmail(row: Pick<EmailsTable, (typeof EMAIL_COLUMNS)[numb
     mailFrom: row.mail_from,
     bcc: fromJson(row.bcc_json, null),
     replyTo: fromJson(row.reply_to_json, null),
-    sentDate: row.sent_date,
+    // A year past 9999 is no date to the API (RFC 3339), as parsing now stores it; older rows may hold `+099999-…`.
+    sentDate: row.sent_date && /^\d{4}-/.test(row.sent_date) ? row.sent_date : null,
     inReplyTo: row.in_reply_to,
     references: fromJson(row.references_json, []),
     priority: row.priority,

@@ -48,6 +48,19 @@ test('a Date header in the year 99999 is stored as no date: GET /api/e2/mail/thr
   assert.equal((await threadMessage(id!)).date, null);
 });
 
+test('a row stored before that fix with a date in the year 99999 reads as no date, and its thread answers 200', async () => {
+  const [id] = await world.deliver({
+    to: 'hostile@inbox.test',
+    raw: rawMessage({ From: 'a@sender.test', To: 'hostile@inbox.test', Subject: 'Old far future' }, 'body'),
+  });
+  await world.server.app.database.db
+    .updateTable('emails')
+    .set({ sent_date: '+099999-01-01T00:00:00.000Z' })
+    .where('id', '=', id!)
+    .execute();
+  assert.equal((await threadMessage(id!)).date, null);
+});
+
 test('a message whose parts pass 1 MB of headers together is stored unparsed, with the parts before it', async () => {
   // Each part's header is under MailParser's own limit of 1 MB a part; together they pass it.
   const padding = `X-Padding: ${'p'.repeat(70)}${`\r\n ${'p'.repeat(70)}`.repeat(8_000)}`;
