@@ -161,7 +161,8 @@ export class DeliveryService {
     const since = isoOrThrow(query.since, 'since');
     const until = isoOrThrow(query.until, 'until');
     if (query.status !== undefined && query.status !== 'failed') throw new Invalid('status must be failed');
-    if (query.endpointId) {
+    // An empty endpointId (a client's unset variable) names no endpoint; read as absent it would replay them all.
+    if (query.endpointId !== undefined) {
       if (!(await this.targets.exists(accountId, query.endpointId))) throw new NotFound('Endpoint not found');
     }
     let select = this.db
@@ -169,7 +170,7 @@ export class DeliveryService {
       .select('id')
       .where('account_id', '=', accountId)
       .where('status', '=', 'failed');
-    if (query.endpointId) select = select.where('target_id', '=', query.endpointId);
+    if (query.endpointId !== undefined) select = select.where('target_id', '=', query.endpointId);
     if (since) select = select.where('created_at', '>=', since);
     if (until) select = select.where('created_at', '<', until);
     const ids = (await select.execute()).map((row) => row.id);

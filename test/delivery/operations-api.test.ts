@@ -280,6 +280,22 @@ describe('POST /api/v2/deliveries/replay', () => {
     assert.deepEqual(unknown.body, { error: 'Endpoint not found' });
   });
 
+  test('404 for an empty endpointId, which names no endpoint, and nothing is replayed', async () => {
+    const { address } = await webhookAddress({ retryAttempts: 0 });
+    receiver.answer({ status: 500 });
+    const failedId = await deliver(address);
+    assert.equal((await waitForDelivery(api, failedId)).status, 'failed');
+    const empty = await api.post('/api/v2/deliveries/replay', { endpointId: '' });
+    assert.equal(empty.status, 404);
+    assert.deepEqual(empty.body, { error: 'Endpoint not found' });
+    const form = await api.post('/api/v2/deliveries/replay', undefined, {
+      raw: new URLSearchParams({ endpointId: '' }),
+    });
+    assert.equal(form.status, 404);
+    const [delivery] = (await api.get(`/api/v2/deliveries?emailId=${failedId}`)).body.data;
+    assert.equal(delivery.status, 'failed');
+  });
+
   test('400 for a property it does not know: a misspelt endpointId would replay every endpoint', async () => {
     const misspelt = await api.post('/api/v2/deliveries/replay', { endpointid: 'endp_nope' });
     assert.equal(misspelt.status, 400);
