@@ -18,6 +18,7 @@ import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService }
 import type { ApiRateLimit } from './auth.ts';
 import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
 import { type HttpLimits, limitOptions } from './connection-limits.ts';
+import { refuseEncodedBodies } from './content-encoding.ts';
 import { e2Routes } from './e2/routes.ts';
 import { handleError } from './errors.ts';
 import { refuseJsonSentAsForm } from './json-content-type.ts';
@@ -108,6 +109,7 @@ export async function buildHttpServer(
     if ((body as string).trim() === '') return done(null, undefined);
     parseJson(request, body as string, done);
   });
+  app.addHook('preParsing', refuseEncodedBodies);
   await app.register(formbody);
   await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
   app.addHook('preValidation', rejectNulCharacters);

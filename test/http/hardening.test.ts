@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 
@@ -139,5 +140,43 @@ describe('URLs the router refuses', () => {
     const response = await api.get(`/api/e2/attachments/email_none/${encodeURIComponent('é'.repeat(127))}`);
     assert.equal(response.status, 404);
     assert.deepEqual(response.body, { error: 'Email not found or access denied' });
+  });
+});
+
+describe('Content-Encoding', () => {
+  test('a gzip body is 415 naming the coding, with Accept-Encoding: identity', async () => {
+    const body = gzipSync(JSON.stringify({ name: 'zipped', url: 'http://127.0.0.1:9/' }));
+    const response = await fetch(`${server.baseUrl}/api/v2/webhooks`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${server.apiKey}`,
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+      },
+      body,
+    });
+    assert.equal(response.status, 415);
+    assert.equal(response.headers.get('accept-encoding'), 'identity');
+    assert.deepEqual(await response.json(), { error: 'Unsupported Content-Encoding gzip: send the body uncompressed' });
+  });
+
+  test('a plain body labelled gzip is 415 too, not taken as it is', async () => {
+    const response = await api.post(
+      '/api/v2/webhooks',
+      { name: 'mislabelled', url: 'http://127.0.0.1:9/' },
+      { headers: { 'content-encoding': 'gzip' } },
+    );
+    assert.equal(response.status, 415);
+    assert.deepEqual((await api.get('/api/v2/webhooks')).body.data, []);
+  });
+
+  test('identity is the body as it is', async () => {
+    const response = await api.post(
+      '/api/v2/webhooks',
+      { name: 'identity', url: 'http://127.0.0.1:9/' },
+      { headers: { 'content-encoding': 'identity' } },
+    );
+    assert.equal(response.status, 201);
+    assert.equal((await api.delete(`/api/v2/webhooks/${response.body.id}`)).status, 200);
   });
 });
