@@ -51,6 +51,21 @@ test('POST /api/v2/mail/erase: a search with no letter or digit (`🎉`) matches
   assert.deepEqual([answer.status, answer.body], [200, { dryRun: true, count: 0 }]);
 });
 
+test('POST /api/v2/mail/erase: 400 for an empty domain, which would match every domain, dry run or not', async () => {
+  const total = (await world.api.post('/api/v2/mail/erase', { includeArchived: true, dryRun: true })).body.count;
+  for (const body of [
+    { domain: '', dryRun: true },
+    { domain: '', includeArchived: true, expectedCount: total },
+  ]) {
+    const answer = await world.api.post('/api/v2/mail/erase', body);
+    assert.deepEqual(
+      [answer.status, answer.body],
+      [400, { error: 'Invalid request: body/domain must NOT have fewer than 1 characters' }],
+    );
+  }
+  for (const sent of [...subject, bystander]) assert.ok(await isKept(world, sent), sent.word);
+});
+
 test('POST /api/v2/mail/erase: 400 for a property it does not know, which would otherwise widen the filter', async () => {
   const total = (await world.api.post('/api/v2/mail/erase', { includeArchived: true, dryRun: true })).body.count;
   for (const [body, property] of [

@@ -164,6 +164,9 @@ export function eraseMail(app: Api, { tags, erasures }: ErasureRouteOptions) {
         body: Type.Object(
           {
             ...MailFilterParams,
+            // An empty domain (a script's unset variable) would match every domain: the dry run would count the
+            // whole mailbox too, and its count would let the erase through.
+            domain: Type.Optional(Type.String({ minLength: 1, description: 'A domain name, or `all`' })),
             dryRun: Type.Optional(Type.Boolean()),
             expectedCount: Type.Optional(Type.Integer({ minimum: 0 })),
           },
