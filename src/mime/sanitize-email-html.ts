@@ -7,11 +7,13 @@ import sanitizeHtml from 'sanitize-html';
  */
 const MAX_START_TAGS = 20_000;
 
-/** `html` up to its MAX_START_TAGS + 1st start tag; every `<` and a letter counts, so no markup can hide one. */
+/** `html` up to its MAX_START_TAGS + 1st start tag; every `<` and an ASCII letter counts, so no markup can hide one. */
 function withinStartTags(html: string): string {
-  const startTag = /<[A-Za-z]/g;
-  for (let count = 0; startTag.exec(html); ) {
-    if (++count > MAX_START_TAGS) return html.slice(0, startTag.lastIndex - 2);
+  let count = 0;
+  for (let at = html.indexOf('<'); at !== -1; at = html.indexOf('<', at + 1)) {
+    // Setting bit 0x20 lower-cases an ASCII letter and moves no other character into a-z.
+    const next = html.charCodeAt(at + 1) | 0x20;
+    if (next >= 0x61 && next <= 0x7a && ++count > MAX_START_TAGS) return html.slice(0, at);
   }
   return html;
 }
