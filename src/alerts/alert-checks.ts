@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { type Clock, isoNow } from '../core/index.ts';
 import type { AlertsTable, Database, Db } from '../db/index.ts';
 import type { DomainRecheck } from '../domains/index.ts';
@@ -122,11 +122,10 @@ export class AlertChecks {
       const observedAt = isoNow(this.#clock);
       const now = Date.parse(observedAt);
       const cutoff = new Date(now - account.silent_after_hours! * HOUR_MS).toISOString();
-      const [inboxes, active, lastCleared, open] = await Promise.all([
+      const [inboxes, active, { lastCleared, open }] = await Promise.all([
         this.#sources.inboxes(account.account_id),
         this.#sources.receivedSince(account.account_id, cutoff),
-        this.#lastCleared(account.account_id),
-        this.#openSubjects(account.account_id, 'silent_inbox'),
+        this.#silentInboxAlerts(account.account_id),
       ]);
       const quiet = new Set<string>();
       for (const { subject, since } of inboxes) {
@@ -169,27 +168,27 @@ export class AlertChecks {
       .execute();
   }
 
-  async #lastCleared(accountId: string): Promise<Map<string, string>> {
+  /**
+   * Each subject's last cleared silent-inbox alert and those still open, in one query: read apart (on PostgreSQL, on
+   * two connections), a clear committed between them by arriving mail showed the alert neither open nor cleared, and
+   * the pass raised it again.
+   */
+  async #silentInboxAlerts(accountId: string): Promise<{ lastCleared: Map<string, string>; open: Set<string> }> {
     const rows = await this.#db
       .selectFrom('alerts')
-      .select(['subject_id', (eb) => eb.fn.max('cleared_at').as('cleared')])
+      .select([
+        'subject_id',
+        (eb) => eb.fn.max('cleared_at').as('cleared'),
+        sql<number | string>`sum(case when cleared_at is null then 1 else 0 end)`.as('open'),
+      ])
       .where('account_id', '=', accountId)
       .where('kind', '=', 'silent_inbox')
-      .where('cleared_at', 'is not', null)
       .groupBy('subject_id')
       .execute();
-    return new Map(rows.map((row) => [row.subject_id, row.cleared!]));
-  }
-
-  async #openSubjects(accountId: string, kind: AlertKind): Promise<Set<string>> {
-    const rows = await this.#db
-      .selectFrom('alerts')
-      .select('subject_id')
-      .where('account_id', '=', accountId)
-      .where('kind', '=', kind)
-      .where('cleared_at', 'is', null)
-      .execute();
-    return new Set(rows.map((row) => row.subject_id));
+    return {
+      lastCleared: new Map(rows.flatMap((row) => (row.cleared ? [[row.subject_id, row.cleared] as const] : []))),
+      open: new Set(rows.filter((row) => Number(row.open) > 0).map((row) => row.subject_id)),
+    };
   }
 
   /**
