@@ -58,7 +58,13 @@ export const EnvSchema = Type.Object({
     default: 'fs',
     description: 'fs or s3://bucket[/prefix]',
   }),
-  S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://', description: 'an http:// or https:// URL' })),
+  /** Credentials come from AWS's own variables: user info here would be printed in the start-up banner and log. */
+  S3_ENDPOINT: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/?#@]+(/[^?#]*)?$',
+      description: 'an http:// or https:// URL without user info, query or fragment',
+    }),
+  ),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_TIMEOUT_SECONDS: Seconds(30),
   /**

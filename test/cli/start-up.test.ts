@@ -78,6 +78,13 @@ describe('start-up errors say what to do, without a stack trace', () => {
         `PUBLIC_URL="${url.replace('s3cret', '***')}" is not an http:// or https:// URL without user info, query or fragment`,
       ],
     ),
+    // The SDK takes no credentials from the URL; they were printed in the banner and the start-up log.
+    ...['https://minio:s3cret@s3.example:9000', 'https://s3.example/?x-id=1'].map(
+      (url): [Record<string, string>, string] => [
+        { S3_ENDPOINT: url },
+        `S3_ENDPOINT="${url.replace('s3cret', '***')}" is not an http:// or https:// URL without user info, query or fragment`,
+      ],
+    ),
     // The patterns pass these; the URL parser does not.
     [{ SPAMD_URL: 'spamd://host:99999' }, 'SPAMD_URL="spamd://host:99999" is not spamd://host[:port]'],
     [{ SMTP_RELAY_URL: 'smtp://[bad' }, 'SMTP_RELAY_URL="smtp://[bad" is not an smtp:// or smtps:// URL'],
