@@ -190,6 +190,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `Invalid configuration: SMTP_MAX_BUFFERED_BYTES=${e.SMTP_MAX_BUFFERED_BYTES} is less than SMTP_MAX_MESSAGE_BYTES=${e.SMTP_MAX_MESSAGE_BYTES}`,
     );
   }
+  if (!e.METRICS && e.METRICS_PORT !== undefined) {
+    // The listener the operator asked for would silently not open.
+    throw new ConfigError(
+      `Invalid configuration: METRICS_PORT=${e.METRICS_PORT} is set but METRICS=false turns metrics off: unset one`,
+    );
+  }
   const dataDir = resolve(e.DATA_DIR);
   return Object.freeze({
     http: {

@@ -114,6 +114,10 @@ describe('start-up errors say what to do, without a stack trace', () => {
       { SMTP_MAX_BUFFERED_BYTES: '1048576' },
       'SMTP_MAX_BUFFERED_BYTES=1048576 is less than SMTP_MAX_MESSAGE_BYTES=41943040',
     ],
+    [
+      { METRICS: 'false', METRICS_PORT: '9464' },
+      'METRICS_PORT=9464 is set but METRICS=false turns metrics off: unset one',
+    ],
     // Set but naming no server: these were the system resolvers, which the operator meant not to use.
     ...[',', ' , '].map((servers): [Record<string, string>, string] => [
       { DNS_SERVERS: servers },
