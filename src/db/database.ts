@@ -94,15 +94,17 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     });
     await client.connect();
     try {
-      if (options.ifSchemaMissing) {
-        const found = await client.query('select 1 from pg_namespace where nspname = $1', [config.schema]);
-        if (found.rowCount === 0) throw options.ifSchemaMissing();
+      // Looked up first: CREATE SCHEMA IF NOT EXISTS needs the database's CREATE privilege even when the schema
+      // exists, which a role given only its own schema does not have.
+      const found = await client.query('select 1 from pg_namespace where nspname = $1', [config.schema]);
+      if (found.rowCount === 0) {
+        if (options.ifSchemaMissing) throw options.ifSchemaMissing();
+        await client.query(`create schema if not exists "${config.schema}"`).catch((error) => {
+          // Servers starting at once race to create it: PostgreSQL's IF NOT EXISTS does not cover a creator that has
+          // not committed yet, and the loser gets a unique violation, though the schema then exists as wanted.
+          if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+        });
       }
-      await client.query(`create schema if not exists "${config.schema}"`).catch((error) => {
-        // Servers starting at once race to create it: PostgreSQL's IF NOT EXISTS does not cover a creator that has
-        // not committed yet, and the loser gets a unique violation, though the schema then exists as wanted.
-        if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
-      });
     } finally {
       await client.end();
     }

@@ -164,3 +164,39 @@ test('a start in a schema whose name is too long for its NOTIFY channels fails a
     await observer.query(`drop schema "${schema}" cascade`);
   }
 });
+
+test('a role that owns its schema but may not create schemas in the database starts and stores mail', {
+  skip: !TEST_DATABASE_URL,
+}, async () => {
+  dns ??= await startDnsServer();
+  const role = `r_${randomBytes(6).toString('hex')}`;
+  const observer = await observe();
+  await observer.query(`create role "${role}" login`);
+  await observer.query(`create schema "${role}" authorization "${role}"`);
+  try {
+    const url = new URL(TEST_DATABASE_URL!);
+    url.username = role;
+    const smtpPort = await freePort();
+    const installation = await createInstallation({
+      DNS_SERVERS: dns.address,
+      SMTP_PORT: String(smtpPort),
+      MAILROOM_API_KEY: API_KEY,
+      DATABASE_URL: url.toString(),
+      DATABASE_SCHEMA: role,
+    });
+    installations.push(installation);
+    const server = await startServerProcess(installation.env);
+    servers.push(server);
+    const api = apiClient(server.httpUrl, API_KEY);
+    const domain = await createVerifiedDomain(api, dns, 'owner.test');
+    await createAddress(api, 'inbox@owner.test', domain.id);
+    const sent = await sendMail({ port: smtpPort, to: 'inbox@owner.test', raw: message('inbox@owner.test', 'Owner') });
+    assert.equal(sent.code, 250);
+    const { rows } = await observer.query<{ subject: string }>(`select subject from "${role}".emails`);
+    assert.deepEqual(rows, [{ subject: 'Owner' }]);
+    await server.stop('SIGKILL');
+  } finally {
+    await observer.query(`drop schema "${role}" cascade`);
+    await observer.query(`drop role "${role}"`);
+  }
+});
