@@ -1,9 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { basename, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AccountsService, type ApiKey, DEFAULT_ACCOUNT } from './accounts/index.ts';
+import { backUpFsBlobStore } from './blobs/index.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { AppError, NotFound, systemClock } from './core/index.ts';
-import { migrateToLatest, openDatabase, pendingMigrations } from './db/index.ts';
+import { backUpSqliteDatabase, migrateToLatest, openDatabase, pendingMigrations } from './db/index.ts';
 import { refusal, serve, serveSandbox } from './server.ts';
 
 const USAGE = `Usage: mailroom <command>
@@ -19,6 +22,9 @@ const USAGE = `Usage: mailroom <command>
   keys revoke ID                          revoke a key at once (an account's last active key cannot be)
   keys rotate ID                          print a new key for the account of key ID and revoke key ID
   accounts set-limit NAME <N|unlimited>   cap how many domains the account may add
+  backup DIR                              copy a SQLite installation to DIR, a new directory, while it
+                                          runs: the database and filesystem blobs; DIR is then a
+                                          DATA_DIR to start Mailroom on
 `;
 
 /**
@@ -48,6 +54,47 @@ async function withAccounts<T>(run: (accounts: AccountsService) => Promise<T>): 
     return await run(new AccountsService(database.db, systemClock));
   } finally {
     await database.close();
+  }
+}
+
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** `mailroom backup DIR`: a copy of a running SQLite installation that is itself a DATA_DIR. */
+async function backUp(target: string): Promise<string> {
+  const config = loadConfig();
+  if (config.database.kind !== 'sqlite') {
+    throw new ConfigError(
+      'mailroom backup copies a SQLite installation: on PostgreSQL, back up its schema with pg_dump --schema ' +
+        'and the blob store with the tools of its own',
+    );
+  }
+  if (!existsSync(config.database.file)) {
+    throw new ConfigError(
+      `No Mailroom installation in DATA_DIR ${config.dataDir}: run the CLI with the server's settings`,
+    );
+  }
+  if (`${target}${sep}`.startsWith(`${config.dataDir}${sep}`)) {
+    throw new ConfigError(`The backup cannot go inside DATA_DIR ${config.dataDir}: name a directory outside it`);
+  }
+  const existed = existsSync(target);
+  if (existed && readdirSync(target).length > 0) {
+    throw new ConfigError(`${target} is not empty: name a new or empty directory for the backup`);
+  }
+  await mkdir(target, { recursive: true });
+  try {
+    const file = join(target, basename(config.database.file));
+    backUpSqliteDatabase(config.database.file, file);
+    const database = `the database (${megabytes(statSync(file).size)})`;
+    const blobs =
+      config.blobs.kind === 'fs'
+        ? await backUpFsBlobStore(config.blobs.dir, join(target, 'blobs')).then(
+            ({ files, bytes }) => `${files} blob ${files === 1 ? 'file' : 'files'} (${megabytes(bytes)})`,
+          )
+        : `none of the blobs, which stay in s3://${config.blobs.bucket}`;
+    return `Backed up DATA_DIR ${config.dataDir} to ${target}: ${database} and ${blobs}. To restore it, start Mailroom with DATA_DIR=${target}`;
+  } catch (error) {
+    if (!existed) await rm(target, { recursive: true, force: true });
+    throw error;
   }
 }
 
@@ -144,6 +191,10 @@ async function main(argv: string[]): Promise<number> {
     const limit = value === 'unlimited' ? null : /^\d+$/.test(value) ? Number(value) : Number.NaN;
     const account = await withAccounts((accounts) => accounts.setDomainLimit(name, limit));
     process.stdout.write(`Account "${account.name}" domain limit: ${account.domainLimit ?? 'unlimited'}\n`);
+    return 0;
+  }
+  if (command === 'backup' && subcommand !== undefined && rest.length === 0) {
+    process.stdout.write(`${await backUp(resolve(subcommand))}\n`);
     return 0;
   }
   process.stderr.write(USAGE);

@@ -55,7 +55,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     if (syncedDirs.has(dir)) return;
     await mkdir(dir, { recursive: true });
     // The directory's own entry must be durable before a file in it is relied on.
-    await syncDir(dirname(dir));
+    await syncPath(dirname(dir));
     syncedDirs.add(dir);
   }
 
@@ -205,8 +205,9 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
   };
 }
 
-async function syncDir(dir: string) {
-  const handle = await open(dir, 'r');
+/** Makes a directory's entries, or a file's bytes, durable. */
+export async function syncPath(path: string) {
+  const handle = await open(path, 'r');
   try {
     await handle.sync();
   } finally {
@@ -287,7 +288,7 @@ class Segment {
       // (a write, then an fdatasync).
       const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC);
       // The new file's entry is made durable once; after that each synchronous write makes its records durable.
-      await syncDir(this.dir);
+      await syncPath(this.dir);
       return handle;
     });
     this.handle.catch(() => {});

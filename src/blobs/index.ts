@@ -9,6 +9,7 @@ export {
   type ListedBlob,
   type StoredBlob,
 } from './blob-store.ts';
+export { backUpFsBlobStore } from './fs-blob-backup.ts';
 export { openFsBlobStore } from './fs-blob-store.ts';
 
 /** The store BLOB_STORE selects: a directory under DATA_DIR, or an S3 bucket and prefix. */

@@ -10,4 +10,5 @@ export { migrateToLatest, pendingMigrations } from './migrate.ts';
 export { listenForNotifications } from './pg-listener.ts';
 export { type PreparedValue, preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
+export { backUpSqliteDatabase } from './sqlite-backup.ts';
 export { startWalCheckpointer, WAL_CHECKPOINT_THREAD_NAME } from './wal-checkpointer.ts';
