@@ -15,6 +15,7 @@ import type { EventHub } from '../events/index.ts';
 import type { MailService, ThreadsService } from '../mail/index.ts';
 import type { ErasureService, RetentionService } from '../retention/index.ts';
 import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService } from '../rules/index.ts';
+import { logAnsweredRequest } from './access-log.ts';
 import type { ApiRateLimit } from './auth.ts';
 import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
 import { type HttpLimits, limitOptions } from './connection-limits.ts';
@@ -109,6 +110,7 @@ export async function buildHttpServer(
     if ((body as string).trim() === '') return done(null, undefined);
     parseJson(request, body as string, done);
   });
+  app.addHook('onResponse', logAnsweredRequest);
   app.addHook('preParsing', refuseEncodedBodies);
   await app.register(formbody);
   await acceptMultipartBodies(app as unknown as FastifyInstance, BODY_LIMIT);
