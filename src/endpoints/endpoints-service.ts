@@ -218,7 +218,9 @@ export class EndpointsService {
       .set({ ...changes, updated_at: isoNow(this.clock) })
       .where('id', '=', row.id)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    // Deleted while the config was checked (its URL's DNS can take seconds).
+    if (!updated) throw new NotFound('Endpoint not found');
     return this.toEndpoint(updated, NO_DELIVERIES);
   }
 

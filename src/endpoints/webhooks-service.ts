@@ -121,7 +121,9 @@ export class WebhooksService {
       })
       .where('id', '=', row.id)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    // Deleted while the settings were checked (the URL's DNS can take seconds).
+    if (!updated) throw new NotFound('Webhook not found');
     return this.get(accountId, updated.id);
   }
 

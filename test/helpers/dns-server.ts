@@ -29,6 +29,7 @@ const TYPE_CODES: Record<ZoneRecord['type'], number> = {
 export async function startDnsServer() {
   const zone = new Map<string, ZoneRecord[] | 'servfail'>();
   const delays = new Map<string, number>();
+  const askWaiters = new Map<string, Array<() => void>>();
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
   const server = dns2.createServer({
     udp: true,
@@ -36,6 +37,10 @@ export async function startDnsServer() {
     async handle(request, send) {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
+      if (question) {
+        for (const resolve of askWaiters.get(key(question.name)) ?? []) resolve();
+        askWaiters.delete(key(question.name));
+      }
       const delay = question ? delays.get(key(question.name)) : undefined;
       if (delay) await sleep(delay);
       const records = question ? zone.get(key(question.name)) : undefined;
@@ -74,6 +79,10 @@ export async function startDnsServer() {
     /** Answers every question about `name` with SERVFAIL, until it is set again. */
     fail(name: string) {
       zone.set(key(name), 'servfail');
+    },
+    /** Resolves when the next question about `name` arrives (before any delay `slow` gives its answer). */
+    asked(name: string): Promise<void> {
+      return new Promise((resolve) => askWaiters.set(key(name), [...(askWaiters.get(key(name)) ?? []), resolve]));
     },
     /** Answers every question about `name` only after `ms` (0: at once again). */
     slow(name: string, ms: number) {
