@@ -127,7 +127,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     dns,
     clock,
     settings: { mxHost: config.mxHost, giveUpAfterMs: config.domainVerification.giveUpAfterMs },
-    endpoints: { find: (accountId, id) => endpoints.summary(accountId, id) },
+    endpoints,
     logger,
     eventsAppended,
     observer: metrics?.domains,

@@ -9,7 +9,7 @@ import {
   withinAddressLength,
 } from '../core/index.ts';
 import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, toFlag } from '../db/index.ts';
-import type { EndpointType, RoutingTarget } from '../endpoints/index.ts';
+import { type EndpointType, holdRoutingTarget, type RoutingTarget } from '../endpoints/index.ts';
 import { normalizeAddress } from './address-name.ts';
 
 /** How addresses find the account's endpoints and webhooks they route to (other accounts' are absent). */
@@ -96,6 +96,16 @@ function warningFor(row: Row): string | null {
   }
   if (!fromFlag(row.is_active)) return 'Email address is inactive: mail to it is rejected until it is activated again';
   return null;
+}
+
+/** Checks the targets an address is given and keeps them until `trx`, which stores the references, commits. */
+async function holdTargets(trx: Db, accountId: string, ids: { endpointId?: string | null; webhookId?: string | null }) {
+  if (ids.endpointId && !(await holdRoutingTarget(trx, accountId, 'endpoints', ids.endpointId))) {
+    throw new NotFound('Endpoint not found or access denied');
+  }
+  if (ids.webhookId && !(await holdRoutingTarget(trx, accountId, 'webhooks', ids.webhookId))) {
+    throw new NotFound('Webhook not found or access denied');
+  }
 }
 
 export class EmailAddressesService {
@@ -186,32 +196,34 @@ export class EmailAddressesService {
       throw new Invalid(`Email address must belong to domain ${domain.domain}`);
     }
     if (input.endpointId && input.webhookId) throw new Invalid('Cannot specify both endpoint and webhook');
-    await this.assertTargets(accountId, input);
-    const existing = await this.db
-      .selectFrom('email_addresses')
-      .select('id')
-      .where('address', '=', address)
-      .executeTakeFirst();
-    if (existing) throw new Conflict('Email address already exists');
 
     const now = isoNow(this.clock);
     const id = newId('addr');
     try {
-      await this.db
-        .insertInto('email_addresses')
-        .values({
-          id,
-          account_id: accountId,
-          domain_id: domain.id,
-          address,
-          endpoint_id: input.endpointId ?? null,
-          webhook_id: input.webhookId ?? null,
-          is_active: toFlag(input.isActive ?? true),
-          activated_at: (input.isActive ?? true) ? now : null,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
+      await this.db.transaction().execute(async (trx) => {
+        await holdTargets(trx, accountId, input);
+        const existing = await trx
+          .selectFrom('email_addresses')
+          .select('id')
+          .where('address', '=', address)
+          .executeTakeFirst();
+        if (existing) throw new Conflict('Email address already exists');
+        await trx
+          .insertInto('email_addresses')
+          .values({
+            id,
+            account_id: accountId,
+            domain_id: domain.id,
+            address,
+            endpoint_id: input.endpointId ?? null,
+            webhook_id: input.webhookId ?? null,
+            is_active: toFlag(input.isActive ?? true),
+            activated_at: (input.isActive ?? true) ? now : null,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict('Email address already exists');
       throw error;
@@ -223,7 +235,6 @@ export class EmailAddressesService {
     const update = emptyAsNone(given);
     const row = await this.ownedRow(accountId, id);
     if (update.endpointId && update.webhookId) throw new Invalid('Cannot specify both endpoint and webhook');
-    await this.assertTargets(accountId, update);
     const changes: Partial<EmailAddressesTable> = {};
     // Routing is exclusive: setting one target clears the other; null removes just that one.
     if (update.endpointId !== undefined) {
@@ -237,13 +248,15 @@ export class EmailAddressesService {
     const now = isoNow(this.clock);
     if (update.isActive !== undefined) changes.is_active = toFlag(update.isActive);
     if (update.isActive && !fromFlag(row.is_active)) changes.activated_at = now;
-    if (Object.keys(changes).length > 0) {
-      await this.db
+    await this.db.transaction().execute(async (trx) => {
+      await holdTargets(trx, accountId, update);
+      if (Object.keys(changes).length === 0) return;
+      await trx
         .updateTable('email_addresses')
         .set({ ...changes, updated_at: now })
         .where('id', '=', row.id)
         .execute();
-    }
+    });
     return this.get(accountId, id);
   }
 
@@ -273,15 +286,6 @@ export class EmailAddressesService {
       .executeTakeFirst();
     if (!row) throw new NotFound('Email address not found');
     return row;
-  }
-
-  private async assertTargets(accountId: string, ids: { endpointId?: string | null; webhookId?: string | null }) {
-    if (ids.endpointId && !(await this.targets.endpoints(accountId, [ids.endpointId])).has(ids.endpointId)) {
-      throw new NotFound('Endpoint not found or access denied');
-    }
-    if (ids.webhookId && !(await this.targets.webhooks(accountId, [ids.webhookId])).has(ids.webhookId)) {
-      throw new NotFound('Webhook not found or access denied');
-    }
   }
 
   private async present(accountId: string, rows: Row[]): Promise<EmailAddress[]> {

@@ -1,4 +1,4 @@
-import type { DnsRecordsTable, DomainsTable } from '../db/index.ts';
+import type { Db, DnsRecordsTable, DomainsTable } from '../db/index.ts';
 import { fromFlag } from '../db/index.ts';
 import type { DnsConflict } from './dns-records.ts';
 
@@ -13,7 +13,9 @@ export interface EndpointSummary {
 
 /** How domains learn about endpoints without depending on the endpoints capability. */
 export interface EndpointDirectory {
-  find(accountId: string, endpointId: string): Promise<EndpointSummary | undefined>;
+  summary(accountId: string, endpointId: string): Promise<EndpointSummary | undefined>;
+  /** Reads the endpoint in `trx`, which stores a reference to it, and keeps it from deletion until that commits. */
+  hold(trx: Db, accountId: string, endpointId: string): Promise<{ isActive: boolean } | undefined>;
 }
 
 export interface Domain {

@@ -234,34 +234,33 @@ export class DomainsService {
   ): Promise<{ domain: DomainDetail; wildcardMxRecord: PlannedRecord | null }> {
     const row = await this.ownedRow(accountId, id);
     const changes: Partial<DomainsTable> = { updated_at: isoNow(this.clock) };
-    if (update.isCatchAllEnabled !== undefined) {
-      // An empty id names no endpoint: it means none, as the field left blank in a form does.
-      let endpointId =
-        update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId || null;
-      if (update.isCatchAllEnabled) {
-        if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
-        // Without an endpoint, the catch-all accepts every address's mail and stores it.
-        if (endpointId) {
-          const endpoint = await this.endpoints.find(accountId, endpointId);
-          if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
-          if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
+    const updated = await this.db.transaction().execute(async (trx) => {
+      if (update.isCatchAllEnabled !== undefined) {
+        // An empty id names no endpoint: it means none, as the field left blank in a form does.
+        let endpointId =
+          update.catchAllEndpointId === undefined ? row.catch_all_endpoint_id : update.catchAllEndpointId || null;
+        // Held until the commit, so that the endpoint's delete cannot miss the reference stored here.
+        const endpoint = endpointId ? await this.endpoints.hold(trx, accountId, endpointId) : undefined;
+        if (update.isCatchAllEnabled) {
+          if (row.status !== 'verified') throw new Invalid('Domain must be verified before configuring catch-all');
+          // Without an endpoint, the catch-all accepts every address's mail and stores it.
+          if (endpointId) {
+            if (!endpoint) throw new Invalid('Endpoint not found or does not belong to user');
+            if (!endpoint.isActive) throw new Invalid('Selected endpoint is not active');
+          }
+        } else if (!endpoint) {
+          endpointId = null;
         }
-      } else if (endpointId && !(await this.endpoints.find(accountId, endpointId))) {
-        endpointId = null;
+        changes.is_catch_all_enabled = toFlag(update.isCatchAllEnabled);
+        changes.catch_all_endpoint_id = endpointId;
       }
-      changes.is_catch_all_enabled = toFlag(update.isCatchAllEnabled);
-      changes.catch_all_endpoint_id = endpointId;
-    }
-    if (update.includeSubdomains !== undefined) {
-      if (update.includeSubdomains) await assertMayIncludeSubdomains(this.db, row);
-      changes.include_subdomains = toFlag(update.includeSubdomains);
-    }
-    const updated = await this.db
-      .updateTable('domains')
-      .set(changes)
-      .where('id', '=', row.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+      if (update.includeSubdomains !== undefined) {
+        if (update.includeSubdomains) await assertMayIncludeSubdomains(trx, row);
+        changes.include_subdomains = toFlag(update.includeSubdomains);
+      }
+      return trx.updateTable('domains').set(changes).where('id', '=', row.id).returningAll().executeTakeFirst();
+    });
+    if (!updated) throw new NotFound('Domain not found');
     return {
       domain: await this.detail(updated),
       wildcardMxRecord: fromFlag(updated.include_subdomains)
@@ -351,7 +350,7 @@ export class DomainsService {
         .where('domain_id', '=', row.id)
         .executeTakeFirstOrThrow(),
       this.parentName(row),
-      row.catch_all_endpoint_id ? this.endpoints.find(row.account_id, row.catch_all_endpoint_id) : undefined,
+      row.catch_all_endpoint_id ? this.endpoints.summary(row.account_id, row.catch_all_endpoint_id) : undefined,
     ]);
     return {
       ...toDomain(row, parentName),

@@ -19,6 +19,7 @@ import {
   normalizeConfig,
   webhookSettings,
 } from './endpoint-config.ts';
+import { holdRoutingTarget } from './target-hold.ts';
 import { assertPublicForwardAddress, assertPublicUrl } from './url-guard.ts';
 
 /** An endpoint or legacy webhook in the short form routing and catch-all show it. */
@@ -231,6 +232,8 @@ export class EndpointsService {
   async remove(accountId: string, id: string): Promise<EndpointCleanup> {
     const row = await this.ownedRow(accountId, id);
     return this.db.transaction().execute(async (trx) => {
+      // First, so that a reference being stored meanwhile (see holdRoutingTarget) is committed before the clearing.
+      await trx.deleteFrom('endpoints').where('id', '=', row.id).execute();
       const now = isoNow(this.clock);
       const addresses = await trx
         .updateTable('email_addresses')
@@ -246,7 +249,6 @@ export class EndpointsService {
         .where('catch_all_endpoint_id', '=', row.id)
         .returning('domain')
         .execute();
-      await trx.deleteFrom('endpoints').where('id', '=', row.id).execute();
       const config = JSON.parse(row.config);
       return {
         emailAddresses: addresses.map((a) => a.address).sort(),
@@ -266,6 +268,11 @@ export class EndpointsService {
   async summary(accountId: string, id: string) {
     const target = (await this.targets(accountId, [id])).get(id);
     return target && { id: target.id, name: target.name, type: target.type!, isActive: target.isActive };
+  }
+
+  /** Reads the endpoint in `trx`, which stores a reference to it, and keeps it from deletion until that commits. */
+  hold(trx: Db, accountId: string, id: string): Promise<{ isActive: boolean } | undefined> {
+    return holdRoutingTarget(trx, accountId, 'endpoints', id);
   }
 
   /** The account's endpoints among `ids`, by id; other accounts' endpoints are absent. */

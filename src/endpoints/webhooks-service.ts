@@ -131,6 +131,8 @@ export class WebhooksService {
   async remove(accountId: string, id: string): Promise<{ emailAddresses: string[] }> {
     const row = await this.ownedRow(accountId, id);
     return this.db.transaction().execute(async (trx) => {
+      // First, so that a reference being stored meanwhile (see holdRoutingTarget) is committed before the clearing.
+      await trx.deleteFrom('webhooks').where('id', '=', row.id).execute();
       const addresses = await trx
         .updateTable('email_addresses')
         .set({ webhook_id: null, updated_at: isoNow(this.clock) })
@@ -138,7 +140,6 @@ export class WebhooksService {
         .where('webhook_id', '=', row.id)
         .returning('address')
         .execute();
-      await trx.deleteFrom('webhooks').where('id', '=', row.id).execute();
       return { emailAddresses: addresses.map((a) => a.address).sort() };
     });
   }
