@@ -231,6 +231,12 @@ export class MailService {
     return { email: readable, rawContent, rawFetchError, location: this.#raw.location(email.rawBlobKey) };
   }
 
+  /** The HTML body as received, before sanitizing: for a viewer that isolates it (a frame without scripts). */
+  async originalHtml(accountId: string, id: string): Promise<string | null> {
+    if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');
+    return (await this.find(accountId, id)).htmlBody;
+  }
+
   /** The raw message as received, streamed. */
   async openRaw(accountId: string, id: string): Promise<{ stream: Readable; size: number }> {
     if (!ID_PATTERN.test(id)) throw new Invalid('Valid email ID is required');

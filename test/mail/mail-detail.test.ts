@@ -158,6 +158,35 @@ describe('GET /api/v2/mail/{id}', () => {
   });
 });
 
+describe('GET /api/v2/mail/{id}/html', () => {
+  test('answers the HTML body as received, before sanitizing, and changes nothing of the email', async () => {
+    const state = async () => {
+      const { isRead, readAt, updatedAt } = (await api.get(`/api/v2/mail?emailId=${richId}`)).body.emails[0];
+      return { isRead, readAt, updatedAt };
+    };
+    const before = await state();
+    const response = await api.get(`/api/v2/mail/${richId}/html`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.deepEqual(response.body, {
+      html: '<p onclick="x()">Rich <b>body</b></p><script>alert(1)</script><a href="javascript:alert(2)">go</a><img src="cid:logo@x" onerror="y()">',
+    });
+    assert.deepEqual(await state(), before);
+  });
+
+  test('html is null for a message without an HTML body', async () => {
+    assert.deepEqual((await api.get(`/api/v2/mail/${bigId}/html`)).body, { html: null });
+  });
+
+  test("another account's email, and an id that is none, are refused", async () => {
+    const other = apiClient(world.server.baseUrl, await world.server.newAccountKey('other-html'));
+    const response = await other.get(`/api/v2/mail/${richId}/html`);
+    assert.deepEqual([response.status, response.body], [404, { error: 'Email not found' }]);
+    const invalid = await api.get('/api/v2/mail/not%20an%20id/html');
+    assert.deepEqual([invalid.status, invalid.body], [400, { error: 'Valid email ID is required' }]);
+  });
+});
+
 describe('POST /api/v2/mail (reply placeholder)', () => {
   test('answers pending_implementation with the reply data and sends nothing', async () => {
     const response = await api.post('/api/v2/mail', {

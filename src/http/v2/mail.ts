@@ -18,7 +18,10 @@ import {
   ThreadMessageSchema,
 } from './presenters/mail.ts';
 
-/** `/api/v2/mail`: list and search, single read, read and archive state, threads, the raw message, reply placeholder. */
+/**
+ * `/api/v2/mail`: list and search, single read, read and archive state, threads, the raw message and original HTML,
+ * reply placeholder.
+ */
 
 interface MailRouteOptions {
   tags: Tags;
@@ -202,6 +205,26 @@ export function mailThread(app: Api, { tags, mail }: MailRouteOptions) {
       const { threadId, messages } = await mail.thread(request.account.id, request.params.id);
       return { messages: messages.map(presentThreadMessage), totalCount: messages.length, threadId };
     },
+  );
+}
+
+export function originalHtml(app: Api, { tags, mail }: MailRouteOptions) {
+  app.get(
+    '/mail/:id/html',
+    {
+      schema: {
+        tags,
+        summary: 'The HTML body as received, before sanitizing',
+        description:
+          "Mailroom's own (not Inbound's). `content.htmlBody` is sanitized, and leaves out what a page could not " +
+          'embed safely, style sheets among it; this is the body as the sender wrote it (decoded to UTF-8), for a ' +
+          'viewer that isolates it, such as a sandboxed frame without scripts. Never insert it into a page. ' +
+          '`html` is null when the message has no HTML body.',
+        params: IdParams,
+        response: { 200: Type.Object({ html: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
+      },
+    },
+    async (request) => ({ html: await mail.originalHtml(request.account.id, request.params.id) }),
   );
 }
 

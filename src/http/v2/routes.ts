@@ -8,7 +8,16 @@ import { listDeliveries, readDelivery, replayDeliveries, resendEmail, retryDeliv
 import { checkDomainVerification, startDomainVerification } from './domain-auth.ts';
 import { streamEvents } from './events.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
-import { bulkUpdateMail, listMail, mailThread, rawMail, readMail, replyToMail, updateMail } from './mail.ts';
+import {
+  bulkUpdateMail,
+  listMail,
+  mailThread,
+  originalHtml,
+  rawMail,
+  readMail,
+  replyToMail,
+  updateMail,
+} from './mail.ts';
 import {
   eraseMail,
   listErasures,
@@ -46,6 +55,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<HttpServices> = async (api, ser
   updateMail(api, { tags: ['v2 mail'], mail }); // PATCH /mail/:id
   mailThread(api, { tags: ['v2 mail'], mail }); // GET /mail/:id/thread
   rawMail(api, { tags: ['v2 mail'], mail }); // GET /mail/:id/raw
+  originalHtml(api, { tags: ['v2 mail'], mail }); // GET /mail/:id/html
   readSentEmail(api, { tags: ['v2 emails'] }); // GET /emails/:id
   replyToEmail(api, { tags: ['v2 emails'] }); // POST /emails/:id/reply
   retryDelivery(api, { tags: ['v2 deliveries'], deliveries }); // POST /emails/:id/retry-delivery
