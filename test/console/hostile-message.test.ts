@@ -43,6 +43,38 @@ describe('the console: what a sender controls in a message', { skip: browserSkip
     assert.equal(await page.locator('.remote-note').count(), 0);
   });
 
+  test('a newsletter shows with its style sheet, its cid: images resolved; its scripts, handlers and meta refresh do nothing', async () => {
+    const pixel = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const id = await send({
+      subject: 'Autumn sale',
+      html:
+        '<html><head><meta http-equiv="refresh" content="0;url=http://127.0.0.1:9/elsewhere">' +
+        '<style>.headline { color: rgb(200, 0, 0); } .banner { background-image: url(cid:banner@news); }</style>' +
+        '</head><body><h1 class="headline">Autumn sale</h1><div class="banner">Banner</div>' +
+        '<img alt="broken" src="missing.png" onerror="document.body.setAttribute(\'data-ran\', \'handler\')">' +
+        "<script>document.body.setAttribute('data-ran', 'script')</script></body></html>",
+      attachments: [{ filename: 'banner.png', content: pixel, contentType: 'image/png', cid: 'banner@news' }],
+    });
+    await open(id);
+    const frame = page.frameLocator('iframe.html-body');
+    await frame.getByText('Autumn sale').waitFor();
+    const content = page.frames().find((one) => one.url() === 'about:srcdoc')!;
+    await content.waitForLoadState('load');
+    assert.deepEqual(
+      await content.evaluate(() => ({
+        color: getComputedStyle(document.querySelector('.headline')!).color,
+        banner: getComputedStyle(document.querySelector('.banner')!).backgroundImage.slice(0, 27),
+        ran: document.body.getAttribute('data-ran'),
+        meta: document.querySelectorAll('meta[http-equiv="refresh"]').length,
+      })),
+      { color: 'rgb(200, 0, 0)', banner: 'url("data:image/png;base64,', ran: null, meta: 0 },
+    );
+    assert.deepEqual(await page.locator('main h1').allInnerTexts(), ['Autumn sale']);
+  });
+
   test('an attachment without a filename is offered and saved as attachment-1, the name the API gives it, not a UUID', async () => {
     const id = await send({
       raw:

@@ -64,17 +64,21 @@ async function inlineImages(email, html) {
 }
 
 /**
- * Prepares the HTML for its frame. `cid:` images and CSS urls become their data: URLs. Every link opens a new tab (the
- * frame itself may not navigate), with `noopener noreferrer`: the page it opens gets no `window.opener` to steer the
+ * Prepares the HTML, as the sender wrote it, for its frame. `cid:` images and CSS urls become their data: URLs. What
+ * would act rather than show goes: scripts (the frame would not run them), and `<meta>` and `<base>`, which could
+ * reload the frame elsewhere or point its links and images at another site. Every link opens a new tab (the frame
+ * itself may not navigate), with `noopener noreferrer`: the page it opens gets no `window.opener` to steer the
  * console's tab with, and no referrer. DOMParser's document runs and loads nothing.
  */
 function framed(html, images) {
   const parsed = new DOMParser().parseFromString(html, 'text/html');
   const resolve = (text) => text.replace(CID_URL, (url, id) => images.get(contentId(id)) ?? url);
+  for (const element of parsed.querySelectorAll('script, meta, base')) element.remove();
   for (const image of parsed.querySelectorAll('img[src]'))
     image.setAttribute('src', resolve(image.getAttribute('src')));
   for (const styled of parsed.querySelectorAll('[style]'))
     styled.setAttribute('style', resolve(styled.getAttribute('style')));
+  for (const sheet of parsed.querySelectorAll('style')) sheet.textContent = resolve(sheet.textContent);
   for (const link of parsed.querySelectorAll('a[href], area[href]')) {
     link.setAttribute('target', '_blank');
     link.setAttribute('rel', 'noopener noreferrer');
@@ -251,9 +255,24 @@ function toolbar(email) {
   );
 }
 
+/**
+ * The HTML body as the sender wrote it, style sheets and all, which the frame isolates; the API's sanitized one, which
+ * leaves out `<style>`, should that fail to load.
+ */
+async function originalHtml(email) {
+  const sanitized = email.content?.htmlBody || null;
+  if (!sanitized) return null;
+  try {
+    return (await get(`/api/v2/mail/${encodeURIComponent(email.id)}/html`)).html ?? sanitized;
+  } catch {
+    return sanitized;
+  }
+}
+
 export async function showMessage(container, id) {
   const email = await get(`/api/v2/mail/${encodeURIComponent(id)}`);
-  const images = await inlineImages(email, email.content?.htmlBody ?? '');
+  const html = await originalHtml(email);
+  const images = await inlineImages(email, html ?? '');
   const content = email.content ?? {};
   replace(
     container,
@@ -272,10 +291,10 @@ export async function showMessage(container, id) {
     email.metadata?.parseSuccess === false
       ? h('p', { class: 'form-error' }, `Parsing failed: ${email.metadata.parseError}`)
       : null,
-    content.htmlBody ? htmlBody(content.htmlBody, images) : null,
+    html ? htmlBody(html, images) : null,
     h(
       'details',
-      { open: !content.htmlBody },
+      { open: !html },
       h('summary', {}, 'Text body'),
       h('pre', { class: 'text-body' }, content.textBody || '(no text body)'),
     ),
