@@ -46,7 +46,8 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
       'Links',
       `<p><a href="http://127.0.0.1:${receiver.port}/landing">plain link</a></p>` +
         `<p><a target="_self" href="http://127.0.0.1:${receiver.port}/self">self link</a></p>` +
-        '<p><a href="/#/setup">console link</a></p>',
+        `<p><a href="${server.baseUrl}/#/setup">console link</a></p>` +
+        '<p><a href="/#/setup">relative link</a></p>',
     );
     await signIn(page, server.baseUrl, server.apiKey);
   });
@@ -133,7 +134,7 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
     ]);
   });
 
-  test('links in the HTML body open a new tab with no opener and no referrer; the sandbox still allows no script', async () => {
+  test('links in the HTML body open a new tab with no opener and no referrer, relative ones nothing; no script runs', async () => {
     await page.goto(`${server.baseUrl}/#/mail/${ids.Links}`);
     const frameElement = page.locator('iframe.html-body');
     await frameElement.waitFor();
@@ -155,6 +156,8 @@ describe('the console: inbox navigation, refusals, paging, focus and message lin
     await tab.getByLabel('API key').waitFor();
     assert.equal(await tab.evaluate(() => sessionStorage.getItem('mailroom.apiKey')), null);
     await tab.close();
+    // A relative link has nothing in a message to be relative to: it is no link, where it opened the console.
+    assert.equal(await frame.getByText('relative link').getAttribute('href'), null);
     // The message stayed in its frame, whose origin is opaque: nothing in it can read the console's storage.
     assert.equal(await frame.getByText('plain link').isVisible(), true);
     const content = page.frames().find((one) => one.url() === 'about:srcdoc');

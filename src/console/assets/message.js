@@ -65,10 +65,10 @@ async function inlineImages(email, html) {
 
 /**
  * Prepares the HTML, as the sender wrote it, for its frame. `cid:` images and CSS urls become their data: URLs. What
- * would act rather than show goes: scripts (the frame would not run them), and `<meta>` and `<base>`, which could
- * reload the frame elsewhere or point its links and images at another site. Every link opens a new tab (the frame
- * itself may not navigate), with `noopener noreferrer`: the page it opens gets no `window.opener` to steer the
- * console's tab with, and no referrer. DOMParser's document runs and loads nothing.
+ * would act rather than show goes: scripts (the frame would not run them), `<meta>` and `<base>`, which could reload
+ * the frame elsewhere or point its links and images at another site, and a relative link's href. Every other link
+ * opens a new tab (the frame itself may not navigate), with `noopener noreferrer`: the page it opens gets no
+ * `window.opener` to steer the console's tab with, and no referrer. DOMParser's document runs and loads nothing.
  */
 function framed(html, images) {
   const parsed = new DOMParser().parseFromString(html, 'text/html');
@@ -80,6 +80,12 @@ function framed(html, images) {
     styled.setAttribute('style', resolve(styled.getAttribute('style')));
   for (const sheet of parsed.querySelectorAll('style')) sheet.textContent = resolve(sheet.textContent);
   for (const link of parsed.querySelectorAll('a[href], area[href]')) {
+    // A relative link has nothing to be relative to in a message; in the frame it would open a page of the console.
+    const href = link.getAttribute('href').trim();
+    if (!href.startsWith('//') && !URL.canParse(href)) {
+      link.removeAttribute('href');
+      continue;
+    }
     link.setAttribute('target', '_blank');
     link.setAttribute('rel', 'noopener noreferrer');
   }
