@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { type AuthenticateResult, type AuthStatus, authenticate } from 'mailauth';
 import type { Verdict } from '../db/index.ts';
+import { withVerifiedSignaturesOnly } from './signature-limit.ts';
 import type { SpamScanner } from './spamd.ts';
 
 export interface Verdicts {
@@ -179,7 +180,7 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
    */
   function authenticationVerdicts(input: VerdictInput): Promise<AuthenticationVerdicts> {
     if (headerLinesExceed(input.chunks, MAX_CHECKED_HEADER_LINES)) return Promise.resolve(UNCHECKED);
-    const { parts, sameVerdictsKey } = judged(input);
+    const { parts, sameVerdictsKey } = judged({ ...input, chunks: withVerifiedSignaturesOnly(input.chunks) });
     if (sameVerdictsKey === null) return authenticated(parts, input);
     return recentUnsigned(sameVerdictsKey, () => authenticated(parts, input));
   }

@@ -120,6 +120,33 @@ describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
     assert.match(row.auth_results!, /dkim=neutral \(body hash did not verify\)/);
   });
 
+  test('of many DKIM signatures only the first 10 are verified, so a message cannot hold analysis for minutes', async () => {
+    // 30 made-up signatures, each over its own body length (a hash of the body each) and with a key to look up; the
+    // header is longer than the first block SMTP stores a message in.
+    const bogus = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=b${i}.bogus.test; s=s; l=${40 - i}; h=from; bh=AAAA; b=${'A'.repeat(600)}\r\n`,
+    ).join('');
+    const raw = await signed(
+      `${bogus}From: Alice <alice@signer.test>\r\nTo: inbox@verdicts.test\r\nSubject: Many signatures\r\nMessage-ID: <many-signatures@signer.test>\r\n\r\nHello from the real Alice, with plenty of signatures.\r\n`,
+      'signer.test',
+      senderKey.privateKey,
+    );
+    const sent = await sendMail({ port: server.smtpPort, from: 'alice@signer.test', to: 'inbox@verdicts.test', raw });
+    assert.equal(sent.ok, true, sent.response);
+    const row = await storedVerdicts(sent.queuedIds[0]!);
+    assert.deepEqual([row.spf, row.dkim, row.dmarc], ['PASS', 'PASS', 'PASS']);
+    // Each dkim= result of Authentication-Results as its word and signer: none for the signatures past the 10th.
+    const dkimResults = [...row.auth_results!.matchAll(/^ dkim=(\S+) .*header\.i=(\S+)/gm)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
+    assert.deepEqual(dkimResults, [
+      'pass @signer.test',
+      ...Array.from({ length: 9 }, (_, i) => `neutral @b${i}.bogus.test`),
+    ]);
+  });
+
   test('an unsigned message is judged on its envelope and header: SPF and DMARC pass, DKIM is none', async () => {
     const raw =
       'From: Alice <alice@signer.test>\r\nTo: inbox@verdicts.test\r\nSubject: Unsigned\r\nMessage-ID: <unsigned@signer.test>\r\n\r\nDKIM-Signature: not a header, just body text\r\n';
