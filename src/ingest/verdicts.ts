@@ -220,6 +220,11 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
 const UNSIGNED_REUSE_MS = 5_000;
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 10_000;
+/**
+ * A larger answer is asked again each time rather than kept: TXT answers reach 64 KB over TCP, and a sender's own zone
+ * could otherwise fill the cache's 10,000 entries with 640 MB. Real SPF records and DKIM keys are well under this.
+ */
+const CACHE_MAX_ANSWER_CHARS = 4096;
 const CACHEABLE_ERRORS = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
 
 /**
@@ -242,13 +247,15 @@ function recentPromises<T>(ttlMs: number, keep: (outcome: PromiseSettledResult<T
   };
 }
 
-/** Caches answers and "no such record" for a minute; timeouts and server failures are never cached. */
+/**
+ * Caches answers up to CACHE_MAX_ANSWER_CHARS and "no such record" for a minute; timeouts and server failures are
+ * never cached.
+ */
 export function cachedResolver(resolve: RawResolver): RawResolver {
-  const recent = recentPromises<unknown>(
-    CACHE_TTL_MS,
-    (outcome) =>
-      outcome.status === 'fulfilled' ||
-      CACHEABLE_ERRORS.has((outcome.reason as NodeJS.ErrnoException | undefined)?.code ?? ''),
+  const recent = recentPromises<unknown>(CACHE_TTL_MS, (outcome) =>
+    outcome.status === 'fulfilled'
+      ? (JSON.stringify(outcome.value)?.length ?? 0) <= CACHE_MAX_ANSWER_CHARS
+      : CACHEABLE_ERRORS.has((outcome.reason as NodeJS.ErrnoException | undefined)?.code ?? ''),
   );
   return (name, rrtype) => recent(`${rrtype} ${name.toLowerCase()}`, () => resolve(name, rrtype));
 }

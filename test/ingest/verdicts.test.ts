@@ -192,6 +192,23 @@ describe('unsigned mail from one sender shares its verdicts only while they depe
     assert.equal(await verdictsOf(folded(4_996), 'erin@signer.test'), 'PERMERROR PERMERROR PERMERROR PERMERROR');
   });
 
+  test('a DNS answer over 4,096 characters is asked again for the next message, a smaller one is cached', async () => {
+    // An SPF record padded with mechanisms that match nothing, in 255-character strings as a zone publishes it.
+    const spf = (allowed: string, mechanisms: number) => {
+      const text = `v=spf1 ${allowed}${Array.from({ length: mechanisms }, (_, i) => ` ip4:192.0.2.${i % 250}`).join('')} -all`;
+      return Array.from({ length: Math.ceil(text.length / 255) }, (_, i) => text.slice(i * 255, (i + 1) * 255));
+    };
+    dns.set('large.test', [{ type: 'TXT', data: spf('', 300) }]);
+    dns.set('small.test', [{ type: 'TXT', data: spf('', 3) }]);
+    assert.equal(await verdictsOf(unsigned('fay@large.test'), 'fay@large.test'), 'FAIL NONE NONE NONE');
+    assert.equal(await verdictsOf(unsigned('fay@small.test'), 'fay@small.test'), 'FAIL NONE NONE NONE');
+    // Now both allow loopback; another From field, so that the first verdicts are not reused as they are.
+    dns.set('large.test', [{ type: 'TXT', data: spf('ip4:127.0.0.1', 300) }]);
+    dns.set('small.test', [{ type: 'TXT', data: spf('ip4:127.0.0.1', 3) }]);
+    assert.equal(await verdictsOf(unsigned('Fay <fay@large.test>'), 'fay@large.test'), 'PASS NONE NONE NONE');
+    assert.equal(await verdictsOf(unsigned('Fay <fay@small.test>'), 'fay@small.test'), 'FAIL NONE NONE NONE');
+  });
+
   test('a temporary DNS failure is not reused: the next message from the sender is judged again', async () => {
     dns.fail('flaky.test');
     assert.equal(await verdictsOf(unsigned('dan@flaky.test'), 'dan@flaky.test'), 'TEMPERROR NONE NONE NONE');
