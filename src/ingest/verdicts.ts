@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { type AuthenticateResult, type AuthStatus, authenticate } from 'mailauth';
 import type { Verdict } from '../db/index.ts';
+import { headerFields, headerSection } from './header-fields.ts';
 import { withVerifiedSignaturesOnly } from './signature-limit.ts';
 import type { SpamScanner } from './spamd.ts';
 
@@ -112,12 +113,8 @@ function authenticationResults(headers: string): string | null {
   return lines.slice(start, end).join('\r\n');
 }
 
-/** Headers whose signatures cover the body (DKIM's body hash; ARC seals carry DKIM-like signatures). */
-const BODY_SIGNATURE = /^(dkim-signature|arc-seal|arc-message-signature)[ \t]*:/im;
-/** Headers that take part in DKIM or ARC: with none of them, only the envelope and the From header are judged. */
-const SIGNATURE_OR_ARC = /^(dkim-signature|arc-[a-z-]+)[ \t]*:/im;
-/** Each From header field with its folded lines (DMARC's author domains, and how many From fields there are). */
-const FROM_FIELDS = /^from[ \t]*:.*(?:\r?\n[ \t].*)*/gim;
+/** Fields whose signatures cover the body (DKIM's body hash; ARC seals carry DKIM-like signatures). */
+const BODY_SIGNATURES = new Set(['dkim-signature', 'arc-seal', 'arc-message-signature']);
 
 interface Judged {
   /** What mailauth must read. */
@@ -131,20 +128,19 @@ interface Judged {
  * envelope and the header. So for an unsigned message the header alone gives the same verdicts, and the body (most
  * of the message, and most of mailauth's work) is skipped. And with no DKIM or ARC header at all, what mailauth
  * reports is a function of the client IP, HELO, MAIL FROM and the From fields (and of DNS answers, cached below).
+ * The fields are read by mailauth's parser: a From that it reads and a pattern missed (folded before its colon)
+ * would let one message's DMARC verdict serve another with another author.
  */
 function judged(input: VerdictInput): Judged {
   const whole: Judged = { parts: input.chunks, sameVerdictsKey: null };
-  const first = input.chunks[0];
-  if (!first) return whole;
-  const crlf = first.indexOf('\r\n\r\n');
-  const end = crlf >= 0 ? crlf + 4 : first.indexOf('\n\n') + 2;
-  if (end < 2) return whole;
-  const header = first.subarray(0, end);
-  const text = header.toString('latin1');
-  if (BODY_SIGNATURE.test(text)) return whole;
-  if (SIGNATURE_OR_ARC.test(text)) return { parts: [header], sameVerdictsKey: null };
-  const from = text.match(FROM_FIELDS) ?? [];
-  return { parts: [header], sameVerdictsKey: [input.clientIp, input.helo, input.mailFrom, ...from].join('\n') };
+  const section = headerSection(input.chunks);
+  if (!section) return whole;
+  const { header } = section;
+  const fields = headerFields(header);
+  if (fields.some(({ key }) => key !== null && BODY_SIGNATURES.has(key))) return whole;
+  if (fields.some(({ key }) => key?.startsWith('arc-'))) return { parts: [header], sameVerdictsKey: null };
+  const from = fields.filter(({ key }) => key === 'from').map(({ line }) => line.toString('latin1'));
+  return { parts: [header], sameVerdictsKey: JSON.stringify([input.clientIp, input.helo, input.mailFrom, ...from]) };
 }
 
 /** No virus scanner is supported, so that verdict is always reported as switched off. */

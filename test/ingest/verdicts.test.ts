@@ -185,6 +185,27 @@ describe('unsigned mail from one sender shares its verdicts only while they depe
     assert.equal(await verdictsOf(signedCopy, 'carol@signer.test'), 'PASS PASS PASS NONE');
   });
 
+  test('a From field folded before its colon is an author too: the DMARC pass of the sender is not reused', async () => {
+    assert.equal(await verdictsOf(unsigned('gus@signer.test'), 'gus@signer.test'), 'PASS NONE PASS NONE');
+    // The same sender, envelope and From field, and a second From that the checks read (and the message shows).
+    const spoof = unsigned('gus@signer.test\r\nFrom\r\n : CEO <ceo@victim.test>');
+    const sent = await sendMail({
+      port: server.smtpPort,
+      from: 'gus@signer.test',
+      to: 'inbox@verdicts.test',
+      raw: spoof,
+    });
+    assert.equal(sent.ok, true, sent.response);
+    const row = await server.app.database.db
+      .selectFrom('emails')
+      .select(['spf', 'dkim', 'dmarc', 'arc', 'from_json'])
+      .where('id', '=', sent.queuedIds[0]!)
+      .executeTakeFirstOrThrow();
+    assert.match(row.from_json!, /ceo@victim\.test/);
+    // Two author domains: DMARC cannot be evaluated (RFC 9989 section 5.3.1), so it is none, not signer.test's pass.
+    assert.deepEqual([row.spf, row.dkim, row.dmarc, row.arc], ['PASS', 'NONE', 'NONE', 'NONE']);
+  });
+
   test('a header of more than 5,000 lines is not checked: PERMERROR, and the message is stored', async () => {
     const folded = (lines: number) => unsigned('erin@signer.test', `X-Folded: start\r\n${' more\r\n'.repeat(lines)}`);
     // With X-Folded's first line, From, To, Subject and Message-ID: 5,000 lines, then 5,001.
