@@ -95,9 +95,21 @@ function word(status: Pick<AuthStatus, 'result'> | undefined): Verdict {
   }
 }
 
+/**
+ * mailauth's lenient mode reports a signature whose body hash does not match as neutral; RFC 6376 section 6.1.3 makes
+ * it a PERMFAIL, which RFC 8601 reports as fail. A changed body is what DKIM is there to catch, so it is a fail here.
+ */
+const BODY_HASH_MISMATCH = 'body hash did not verify';
+/** Such a signature's row in Authentication-Results, with the comments mailauth may put before the reason. */
+const NEUTRAL_BODY_HASH = /(;\r\n )dkim=neutral(\s+(?:\([^()]*\)\s+)*\(body hash did not verify\))/g;
+
+function dkimStatusWord(status: AuthStatus): Verdict {
+  return status.result === 'neutral' && status.comment === BODY_HASH_MISMATCH ? 'FAIL' : word(status);
+}
+
 /** With several signatures, one that passes is enough; otherwise the most telling failure is reported. */
 function dkimWord(result: AuthenticateResult['dkim']): Verdict {
-  const words = result.results.map((entry) => word(entry.status));
+  const words = result.results.map((entry) => dkimStatusWord(entry.status));
   for (const candidate of ['PASS', 'FAIL', 'TEMPERROR', 'PERMERROR', 'NEUTRAL'] as const) {
     if (words.includes(candidate)) return candidate;
   }
@@ -202,7 +214,7 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
         dkim: dkimWord(result.dkim),
         dmarc: result.dmarc ? word(result.dmarc.status) : 'NONE',
         arc: result.arc ? word(result.arc.status) : 'NONE',
-        authResults: authenticationResults(result.headers),
+        authResults: authenticationResults(result.headers)?.replace(NEUTRAL_BODY_HASH, '$1dkim=fail$2') ?? null,
       };
     } catch {
       return { spf: 'TEMPERROR', dkim: 'TEMPERROR', dmarc: 'TEMPERROR', arc: 'TEMPERROR', authResults: null };

@@ -101,7 +101,7 @@ describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
     assert.match(row.auth_results!, /dmarc=fail/);
   });
 
-  test('a signed message whose body was changed after signing gets DKIM neutral: the body hash is still checked', async () => {
+  test('a signed message whose body was changed after signing fails DKIM: the body hash is checked', async () => {
     const raw = await signed(
       'From: Alice <alice@signer.test>\r\nTo: inbox@verdicts.test\r\nSubject: Invoice\r\nMessage-ID: <tampered@signer.test>\r\n\r\nPay 100 EUR.\r\n',
       'signer.test',
@@ -116,8 +116,9 @@ describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
     });
     assert.equal(sent.ok, true, sent.response);
     const row = await storedVerdicts(sent.queuedIds[0]!);
-    assert.deepEqual([row.spf, row.dkim, row.dmarc], ['PASS', 'NEUTRAL', 'PASS']);
-    assert.match(row.auth_results!, /dkim=neutral \(body hash did not verify\)/);
+    // RFC 6376 section 6.1.3: a PERMFAIL, which Authentication-Results reports as fail (RFC 8601 section 2.7.1).
+    assert.deepEqual([row.spf, row.dkim, row.dmarc], ['PASS', 'FAIL', 'PASS']);
+    assert.match(row.auth_results!, /^ dkim=fail \(body hash did not verify\) header\.i=@signer\.test /m);
   });
 
   test('of many DKIM signatures only the first 10 are verified, so a message cannot hold analysis for minutes', async () => {
@@ -143,7 +144,7 @@ describe('SPF, DKIM and DMARC verdicts through the loopback DNS server', () => {
     );
     assert.deepEqual(dkimResults, [
       'pass @signer.test',
-      ...Array.from({ length: 9 }, (_, i) => `neutral @b${i}.bogus.test`),
+      ...Array.from({ length: 9 }, (_, i) => `fail @b${i}.bogus.test`),
     ]);
   });
 
