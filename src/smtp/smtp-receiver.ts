@@ -3,7 +3,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
 import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
-import { parameterRefusal } from './esmtp-parameters.ts';
+import { parameterRefusal, utf8Refusal } from './esmtp-parameters.ts';
 import { SharedBlocks } from './shared-blocks.ts';
 
 /** Why the SMTP edge refused a recipient, a message or a connection: a routing reason, or one of its own limits. */
@@ -331,7 +331,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     cert: options.tls.cert,
     logger: false,
     onMailFrom(address, session, callback) {
-      const badParameter = parameterRefusal('mail', address);
+      const badParameter = parameterRefusal('mail', address) ?? utf8Refusal('mail', address, session);
       if (badParameter) return callback(smtpError(badParameter.code, badParameter.message));
       const answer = options.messageRateLimit?.hit(session.remoteAddress);
       if (!answer || answer.allowed) return callback();
@@ -342,7 +342,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
       callback(TOO_MANY_MESSAGES(answer.retryAfterSeconds));
     },
     onRcptTo(address, session, callback) {
-      const badParameter = parameterRefusal('rcpt', address);
+      const badParameter = parameterRefusal('rcpt', address) ?? utf8Refusal('rcpt', address, session);
       if (badParameter) return callback(smtpError(badParameter.code, badParameter.message));
       decideRecipient(address, session).then(
         (refusal) => {

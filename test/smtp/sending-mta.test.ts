@@ -22,6 +22,9 @@ before(async () => {
   api = apiClient(server.baseUrl, server.apiKey);
   const { id: domainId } = await createVerifiedDomain(api, dns, 'mta.test');
   await createAddress(api, 'inbox@mta.test', domainId);
+  await createAddress(api, 'jörg@mta.test', domainId);
+  const idn = await createVerifiedDomain(api, dns, 'bücher.test');
+  await createAddress(api, 'post@bücher.test', idn.id);
 });
 after(async () => {
   await server.close();
@@ -107,6 +110,36 @@ describe('SMTP as a sending MTA meets it', () => {
     assert.equal(await smtp.command('MAIL FROM:<a@sender.test> BODY=7BIT'), '250 2.1.0 Accepted');
     assert.equal(await smtp.command('RCPT TO:<inbox@mta.test>'), '250 2.1.5 Accepted');
     await smtp.quit();
+  });
+
+  test('a non-ASCII local part without SMTPUTF8 gets 553 5.6.7; with it, it is routed ignoring case and stored as sent', async () => {
+    const refused = '553 5.6.7 Must declare SMTPUTF8 to send unicode address';
+    const smtp = await openSmtpConversation(server.smtpPort);
+    await smtp.command('EHLO client.test');
+    assert.equal(await smtp.command('MAIL FROM:<jörg@sender.test>'), refused);
+    assert.equal(await smtp.command('MAIL FROM:<a@sender.test>'), '250 2.1.0 Accepted');
+    assert.equal(await smtp.command('RCPT TO:<jörg@mta.test>'), refused);
+    // A domain in its ASCII form needs no SMTPUTF8, whatever it spells.
+    assert.equal(await smtp.command('RCPT TO:<post@xn--bcher-kva.test>'), '250 2.1.5 Accepted');
+    assert.equal(await smtp.command('RSET'), '250 2.0.0 Flushed');
+    await smtp.quit();
+    // After HELO no extension was announced, so SMTPUTF8 is as unknown as any parameter (RFC 5321 §4.1.1.1).
+    const old = await openSmtpConversation(server.smtpPort);
+    await old.command('HELO old.client.test');
+    assert.equal(await old.command('MAIL FROM:<a@sender.test> SMTPUTF8'), '555 5.5.4 Unsupported parameter SMTPUTF8');
+    await old.quit();
+
+    const { replies, id } = await transaction(
+      ['EHLO client.test', 'MAIL FROM:<Jörg@Sender.test> SMTPUTF8', 'RCPT TO:<JÖRG@mta.test>'],
+      'From: Jörg <Jörg@Sender.test>\r\nTo: JÖRG@mta.test\r\nSubject: Grüße\r\n\r\nx\r\n.\r\n',
+    );
+    assert.deepEqual(replies.slice(1, 3), ['250 2.1.0 Accepted', '250 2.1.5 Accepted']);
+    const read = await api.get(`/api/v2/mail/${id}`);
+    assert.equal(read.status, 200);
+    assert.deepEqual(
+      [read.body.recipient, read.body.from, read.body.fromName, read.body.to, read.body.subject],
+      ['jörg@mta.test', 'jörg@sender.test', 'Jörg', 'JÖRG@mta.test', 'Grüße'],
+    );
   });
 
   test('the stored Received: header says "with" SMTP after HELO, ESMTP after EHLO, UTF8SMTP with SMTPUTF8', async () => {
