@@ -1,6 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import { type AddressObject, type AttachmentStream, type HeaderLines, MailParser, type MessageText } from 'mailparser';
 import { BoundedMailParser, MAX_BODY_CHARS } from './bounded-parser.ts';
+import {
+  isUndeclaredCharset,
+  type TextDecoderFactory,
+  UNDECLARED_CHARSET,
+  withCharsetFallback,
+} from './text-charset.ts';
 
 export interface AddressList {
   text: string;
@@ -101,6 +107,19 @@ function asUtf8Lines(lines: HeaderLines): HeaderLines {
   );
 }
 
+/** What MailParser's createNode gives: a text part (not an attachment) with a decoder is decoded by its charset. */
+interface ParserNode {
+  decoder?: unknown;
+  isAttachment?: boolean;
+  charset?: string;
+}
+
+const parserMethods = MailParser.prototype as unknown as {
+  getDecoder(): TextDecoderFactory;
+  createNode(node: unknown): ParserNode;
+};
+const { getDecoder, createNode } = parserMethods;
+
 /** MailParser's own header step, which it has no option for how to read 8-bit bytes in. */
 const processHeaders = (MailParser.prototype as unknown as { processHeaders(lines: HeaderLines): unknown })
   .processHeaders;
@@ -110,8 +129,24 @@ const processHeaders = (MailParser.prototype as unknown as { processHeaders(line
  * property set on each parser: that changed the parser's shape, and cost ingest some 15% of its messages per second.
  */
 class EightBitHeaderParser extends BoundedMailParser {
+  /** Text whose charset was guessed (see withCharsetFallback), in the words of parseError. */
+  readonly charsetProblems: string[] = [];
+
   processHeaders(lines: HeaderLines): unknown {
     return processHeaders.call(this, asUtf8Lines(lines));
+  }
+
+  /** Called by MailParser's constructor, before this class's fields exist: the problems are read when they occur. */
+  getDecoder(): TextDecoderFactory {
+    return withCharsetFallback(getDecoder.call(this), (problem) => this.charsetProblems.push(problem));
+  }
+
+  createNode(node: unknown): ParserNode {
+    const created = createNode.call(this, node);
+    if (created.decoder && !created.isAttachment && isUndeclaredCharset(created.charset)) {
+      created.charset = UNDECLARED_CHARSET;
+    }
+    return created;
   }
 }
 
@@ -237,7 +272,7 @@ export async function parseMessage(raw: readonly Buffer[]): Promise<ParsedMessag
   parser.end();
   try {
     await done;
-    const problem = boundaryProblem(raw, headerMap?.get('content-type'));
+    const problem = boundaryProblem(raw, headerMap?.get('content-type')) ?? parser.charsetProblems[0];
     if (problem) {
       parsed.parseSuccess = false;
       parsed.parseError = problem;
