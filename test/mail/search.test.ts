@@ -87,6 +87,14 @@ const SAMPLES: Sample[] = [
   { key: 'S10', from: 'gul@istanbul.test', to: 'billing@search.test', subject: 'İzmir ΟΔΟΣ', body: 'Bore 40 µm' },
   // Vowel signs inside Devanagari words, a ligature and full-width letters, ß.
   { key: 'S11', from: 'ravi@patra.test', to: 'billing@search.test', subject: 'हिन्दी पत्र', body: 'Große ﬁle ＡＢＣ１' },
+  // Japanese and Chinese, written without spaces between words.
+  {
+    key: 'S12',
+    from: 'ken@tokyo.test',
+    to: 'billing@search.test',
+    subject: '東京の天気予報',
+    body: '明日は晴れ。中文邮件测试',
+  },
 ];
 
 /**
@@ -120,8 +128,8 @@ const TABLE: Array<[string, string[]]> = [
   ['is:read', ['S2']],
   ['is:unread invoice', ['S1', 'S7']],
   ['invoice -subject:re', ['S1', 'S7']],
-  ['-invoice', ['S3', 'S4', 'S5', 'S6', 'S8', 'S9', 'S10', 'S11']],
-  ['-from:acme -to:inbox', ['S2', 'S8', 'S10', 'S11']],
+  ['-invoice', ['S3', 'S4', 'S5', 'S6', 'S8', 'S9', 'S10', 'S11', 'S12']],
+  ['-from:acme -to:inbox', ['S2', 'S8', 'S10', 'S11', 'S12']],
   ['café', ['S3']],
   ['brûlée espresso', ['S3']],
   ['zoë müller', ['S8']],
@@ -151,11 +159,20 @@ const TABLE: Array<[string, string[]]> = [
   ['abc1', ['S11']],
   ['ＡＢ', ['S11']],
   ['to:inbox -①', ['S1', 'S3', 'S4', 'S5', 'S7']],
+  ['東京', ['S12']],
+  ['天気', ['S12']],
+  ['予報', ['S12']],
+  ['subject:天気予報', ['S12']],
+  ['晴れ', ['S12']],
+  ['邮件 测试', ['S12']],
+  ['気天', []],
+  ['京都', []],
+  ['-天気 to:billing', ['S3', 'S8', 'S10', 'S11']],
   [LONG_WORD, []],
   [`"invoice ${LONG_WORD}"`, []],
   [`invoice -${LONG_WORD}`, ['S1', 'S2', 'S7']],
-  [`-${LONG_WORD} -from:acme -to:inbox`, ['S2', 'S8', 'S10', 'S11']],
-  [`after:${day(0)}`, ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11']],
+  [`-${LONG_WORD} -from:acme -to:inbox`, ['S2', 'S8', 'S10', 'S11', 'S12']],
+  [`after:${day(0)}`, ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11', 'S12']],
   [`before:${day(0)}`, []],
   [`before:${day(1)} from:eve`, ['S7']],
   [`-before:${day(1)}`, []],
@@ -168,7 +185,7 @@ const TABLE: Array<[string, string[]]> = [
   ['to:""', []],
   ['invoice 🎉', []],
   ['has:attachment *', []],
-  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11']],
+  ['-🎉', ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10', 'S11', 'S12']],
   ['invoice -subject:☕ -""', ['S1', 'S2', 'S7']],
   ['is:read -*', ['S2']],
 ];
