@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { Invalid } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { MailFilter } from '../search/index.ts';
@@ -16,7 +17,8 @@ export async function resolveListFilter(db: Db, accountId: string, filter: ListF
   const { emailId, domain, emailAddress, ...rest } = filter;
   const resolved: MailFilter = { ...rest };
   if (emailAddress !== undefined) resolved.emailAddress = await addressFilter(db, accountId, emailAddress);
-  const name = domain?.trim().toLowerCase();
+  // Domains are stored in their ASCII form; `bücher.test` names `xn--bcher-kva.test`.
+  const name = domain === undefined ? undefined : domainToASCII(domain.trim()) || domain.trim().toLowerCase();
   if (name && name !== 'all') {
     const rows = await db
       .selectFrom('domains')

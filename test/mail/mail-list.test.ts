@@ -15,7 +15,7 @@ const LONG_TEXT = `${'word '.repeat(30)}\n\n${'tail '.repeat(40)}`;
 const listIds = (body: { emails: Array<{ id: string }> }) => body.emails.map((email) => email.id);
 
 before(async () => {
-  world = await startMailWorld(['inbox@alpha.test', 'sales@beta.test']);
+  world = await startMailWorld(['inbox@alpha.test', 'sales@beta.test', 'post@bücher.test']);
   api = world.api;
   [ids.invoice] = await world.deliver({
     from: 'alice@sender.test',
@@ -348,5 +348,21 @@ describe('GET /api/v2/domains/{id} stats', () => {
     assert.equal(detail.body.stats.emailsLast24h, 3);
     assert.equal(detail.body.stats.emailsLast7d, 3);
     assert.equal(detail.body.stats.emailsLast30d, 3);
+  });
+});
+
+describe('internationalized domain names in the list', () => {
+  test('domain= finds the mail of an IDN domain by its Unicode name as by its ASCII one (v2 and e2)', async () => {
+    const [id] = await world.deliver({ to: 'post@xn--bcher-kva.test', subject: 'Bücher' });
+    for (const name of ['xn--bcher-kva.test', 'bücher.test', 'BÜCHER.test']) {
+      const v2 = await api.get(`/api/v2/mail?domain=${encodeURIComponent(name)}`);
+      assert.deepEqual(listIds(v2.body), [id], name);
+      const e2 = await api.get(`/api/e2/emails?domain=${encodeURIComponent(name)}`);
+      assert.deepEqual(
+        e2.body.data.map((email: { id: string }) => email.id),
+        [id],
+        name,
+      );
+    }
   });
 });
