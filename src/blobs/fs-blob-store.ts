@@ -236,11 +236,15 @@ async function readHeader(
   return { live, length: header.readUInt32LE(LIVE.length) };
 }
 
-/** Whether a live record of `length` bytes starts at `offset` (a deleted one, or a made-up key, does not). */
+/**
+ * Whether a live record of `length` bytes starts at `offset`: a deleted one, a made-up key, or one the file no longer
+ * holds whole (a segment cut short on disk) does not, so its bytes are never served as if complete.
+ */
 async function isLiveRecord(handle: FileHandle, offset: number, length: number): Promise<boolean> {
   if (offset < HEADER_BYTES) return false;
   const header = await readHeader(handle, offset - HEADER_BYTES);
-  return header?.live === true && header.length === length;
+  if (header?.live !== true || header.length !== length) return false;
+  return (await handle.stat()).size >= offset + length;
 }
 
 /** The keys of a segment's live records, in order. A torn or unreadable record ends the walk. */

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { readdir, rm, stat, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type MailroomProcess, startMailroom } from '../delivery/processes.ts';
+import { createWebhookEndpoint, routeAddress, waitForDelivery } from '../delivery/setup.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { createInstallation } from '../helpers/process.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+
+const API_KEY = 'mr_test_damaged_blobs_0123456789ab';
+const ADDRESS = 'inbox@damaged.test';
+const ATTACHMENT = { filename: 'report.txt', content: 'figures\n'.repeat(500) };
+
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+let installation: Awaited<ReturnType<typeof createInstallation>>;
+let server: MailroomProcess;
+
+before(async () => {
+  dns = await startDnsServer();
+  receiver = await startWebhookReceiver();
+  installation = await createInstallation({
+    MAILROOM_API_KEY: API_KEY,
+    DNS_SERVERS: dns.address,
+    DELIVERY_LEASE_SECONDS: '1',
+    DELIVERY_RETRY_SCALE: '0.001',
+  });
+  server = await startMailroom(installation.env, API_KEY);
+  const domain = await createVerifiedDomain(server.api, dns, 'damaged.test');
+  const endpoint = await createWebhookEndpoint(server.api, 'Receiver', { url: receiver.url, retryAttempts: 3 });
+  await routeAddress(server.api, ADDRESS, domain.id, { endpointId: endpoint.id });
+});
+after(async () => {
+  await server?.stop('SIGKILL');
+  await installation?.remove();
+  await receiver?.close();
+  await dns?.close();
+});
+
+/** The segment files of the filesystem store; each process writes a segment of its own. */
+async function segments(): Promise<string[]> {
+  const entries = await readdir(join(installation.dataDir, 'blobs'), { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.seg'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+async function get(path: string) {
+  const response = await fetch(`${server.httpUrl}${path}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+  return { status: response.status, body: await response.text() };
+}
+
+/** What the API answers for an email whose raw message cannot be read back whole. */
+async function assertContentNotFound(emailId: string) {
+  const notFound = { status: 404, body: JSON.stringify({ error: 'Email content not found' }) };
+  assert.deepEqual(await get(`/api/v2/mail/${emailId}/raw`), notFound);
+  assert.deepEqual(await get(`/api/v2/attachments/${emailId}/parts/0`), notFound);
+  assert.deepEqual(await get(`/api/v2/attachments/${emailId}/report.txt`), notFound);
+  assert.deepEqual(await get(`/api/e2/attachments/${emailId}/parts/0`), notFound);
+  const detail = await server.api.get(`/api/v2/mail/${emailId}`);
+  assert.equal(detail.status, 200, JSON.stringify(detail.body));
+  assert.equal(detail.body.content.rawContent, undefined);
+  assert.equal(detail.body.content.rawContentOmitted, true);
+  assert.deepEqual(
+    [detail.body.processing.s3Info.contentFetched, detail.body.processing.s3Info.error],
+    [false, 'Email content not found'],
+  );
+}
+
+test('a segment file cut short at its end: the email whose record it cut answers 404 "Email content not found", never a 200 whose body stops short', async () => {
+  const sent = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Cut', attachments: [ATTACHMENT] });
+  assert.equal(sent.code, 250, sent.response);
+  await waitForDelivery(server.api, sent.queuedIds[0]!);
+  assert.equal(await server.stop('SIGTERM'), 0);
+  const [segment] = await segments();
+  await truncate(segment!, (await stat(segment!)).size - 100);
+
+  server = await startMailroom(installation.env, API_KEY);
+  await assertContentNotFound(sent.queuedIds[0]!);
+});
