@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { NotFound } from '../core/index.ts';
 
 /** What the store reports about a blob once it is durably written. */
 export interface StoredBlob {
@@ -43,11 +44,11 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
-export class BlobNotFound extends Error {
+/** A NotFound, so a capability that may not import blobs (delivery) still tells a lost message from a failure. */
+export class BlobNotFound extends NotFound {
   readonly key: string;
   constructor(key: string) {
     super(`Blob not found: ${key}`);
-    this.name = 'BlobNotFound';
     this.key = key;
   }
 }

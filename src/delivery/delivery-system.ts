@@ -22,6 +22,7 @@ export interface DeliverySystemOptions {
   dns: DnsLookup;
   /** The SSRF rule, applied to every address a webhook or a direct forward connects to. */
   guard: AddressGuard;
+  /** The stored raw message; throws a NotFound when the store no longer has it whole. */
   readRaw(key: string): Promise<Buffer>;
   /** Sanitizes a claimed job's HTML (long HTML off the event loop). */
   cleaner: Pick<HtmlCleaner, 'clean'>;

@@ -1,4 +1,4 @@
-import { firstCharacters, type Logger } from '../core/index.ts';
+import { firstCharacters, type Logger, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
 import { findStoredEmail, type HtmlCleaner, type StoredEmail } from '../mail/index.ts';
@@ -31,6 +31,7 @@ export interface JobRunnerDeps {
   now(): Date;
   observer?: DeliveryObserver;
   cleaner: Pick<HtmlCleaner, 'clean'>;
+  /** The stored raw message; throws a NotFound when the store no longer has it whole. */
   readRaw(key: string): Promise<Buffer>;
 }
 
@@ -59,10 +60,20 @@ export class JobRunner {
       await store.abandon(job, owner, reason, this.deps.now());
       return undefined;
     }
-    const [attempt, result] =
-      target.kind === 'webhook'
-        ? await this.runWebhook(job, email, target, { sanitizedHtml, raw }, attempted)
-        : await this.runForward(job, email, target, attempted);
+    let attempt: AttemptRecord;
+    let result: AttemptResult;
+    try {
+      [attempt, result] =
+        target.kind === 'webhook'
+          ? await this.runWebhook(job, email, target, { sanitizedHtml, raw }, attempted)
+          : await this.runForward(job, email, target, attempted);
+    } catch (error) {
+      // The stored message is gone (readRaw's NotFound): no attempt can be made now or later, so it fails, saying why.
+      if (!(error instanceof NotFound)) throw error;
+      attempted();
+      await store.abandon(job, owner, 'Email content not found', this.deps.now());
+      return undefined;
+    }
     const recorded = await store.finishAttempt({ job, owner, attempt, result, targetName: target.name });
     this.logAttempt(job, target, attempt, result, recorded);
     return recorded && result.status === 'retry' ? result.at : undefined;

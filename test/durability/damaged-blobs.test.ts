@@ -81,3 +81,25 @@ test('a segment file cut short at its end: the email whose record it cut answers
   server = await startMailroom(installation.env, API_KEY);
   await assertContentNotFound(sent.queuedIds[0]!);
 });
+
+test('a segment file gone: its emails answer 404 "Email content not found"; a delivery in flight fails with that error instead of being retried for ever unrecorded', async () => {
+  const before = new Set(await segments());
+  receiver.answer('hang', { status: 200, body: 'ok' });
+  const sent = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Gone', attachments: [ATTACHMENT] });
+  assert.equal(sent.code, 250, sent.response);
+  const emailId = sent.queuedIds[0]!;
+  await receiver.waitForRequests(receiver.requests.length + 1);
+  const sentBefore = receiver.requests.length;
+  await server.stop('SIGKILL');
+  for (const segment of await segments()) if (!before.has(segment)) await rm(segment);
+
+  server = await startMailroom(installation.env, API_KEY);
+  const delivery = await waitForDelivery(server.api, emailId);
+  assert.deepEqual(
+    { status: delivery.status, lastError: delivery.lastError, attempts: delivery.attemptLog.length },
+    { status: 'failed', lastError: 'Email content not found', attempts: 0 },
+  );
+  assert.equal(receiver.requests.length, sentBefore, 'nothing was sent without the message');
+  await assertContentNotFound(emailId);
+  assert.equal(await server.stop('SIGTERM'), 0);
+});
