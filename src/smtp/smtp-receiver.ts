@@ -1,8 +1,9 @@
-import type { AddressInfo, Socket } from 'node:net';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
 import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
+import { EnhancedCodeServer, QUEUED, SHUTTING_DOWN, smtpError } from './enhanced-code-server.ts';
 import { parameterRefusal, utf8Refusal } from './esmtp-parameters.ts';
 import { SharedBlocks } from './shared-blocks.ts';
 
@@ -50,15 +51,9 @@ export interface SmtpReceiverOptions {
   observer?: SmtpObserver;
 }
 
-/** An SMTP error whose text starts with its own enhanced status code (see `EnhancedCodeServer`). */
-function smtpError(code: number, text: string): Error {
-  return Object.assign(new Error(text), { responseCode: code });
-}
-
 const TEMPORARY_FAILURE = () => smtpError(451, '4.3.0 Temporary failure, please try again later');
 /** A store out of reach defers mail with 451 as a bug does, but is logged as the outage it is, not as a bug. */
 const failureLevel = (error: unknown) => (isOutage(error) ? 'warn' : 'error');
-const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
 const TOO_SLOW = '4.4.2 Data arriving too slowly, closing connection';
 const TOO_MANY_REFUSALS = '4.7.0 Too many refused recipients, closing connection';
 /**
@@ -77,85 +72,6 @@ function protocolOf(session: SMTPServerSession): string {
   if (session.envelope.smtpUtf8) return session.secure ? 'UTF8SMTPS' : 'UTF8SMTP';
   if (session.secure) return 'ESMTPS';
   return session.openingCommand === 'EHLO' ? 'ESMTP' : 'SMTP';
-}
-
-/** How the reply to an accepted message starts (see `EnhancedCodeServer`, which sends it without delay). */
-const QUEUED = 'Ok: queued as';
-
-/**
- * smtp-server prefixes every reply with an enhanced status code chosen from the basic code alone, which would make a
- * relay refusal `550 5.1.1` (it must be `550 5.7.1`). Replies whose text already starts with an enhanced code are
- * sent as they are; every other reply keeps smtp-server's own code.
- */
-class EnhancedCodeServer extends SMTPServer {
-  connectionTimeoutMs = 0;
-  maxConnectionsPerIp = Number.POSITIVE_INFINITY;
-  observer?: SmtpObserver;
-  private readonly lifetimes = new Map<string, NodeJS.Timeout>();
-
-  override connect(socket: Socket, socketOptions: unknown) {
-    super.connect(socket, socketOptions as never);
-    let connection: { id: string; send(code: number, data: unknown, context?: unknown): void } | undefined;
-    for (const entry of (this as unknown as { connections: Set<typeof connection> }).connections) connection = entry;
-    if (!connection) return;
-    const send = connection.send.bind(connection);
-    connection.send = (code, data, context) => {
-      // Replies to pipelined commands (MAIL, RCPT, DATA arrive in one packet) share one write: the first corks the
-      // socket until the next turn of the event loop, since each write is a system call. The reply that ends a
-      // message goes out at once.
-      const socket = (connection as unknown as { _socket: Socket })._socket;
-      const endsMessage = typeof data === 'string' && data.startsWith(QUEUED);
-      if (!endsMessage && !socket.writableCorked) {
-        socket.cork();
-        setImmediate(() => socket.uncork());
-      }
-      send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
-      if (endsMessage && socket.writableCorked) socket.uncork();
-    };
-    if (this.connectionTimeoutMs > 0) {
-      const { id } = connection;
-      // smtp-server calls onClose only for sessions it served, not for one it refused (e.g. over maxClients), so the
-      // deadline also forgets itself; unref'd, it never keeps a stopping process alive.
-      const deadline = setTimeout(() => {
-        this.lifetimes.delete(id);
-        socket.destroy();
-      }, this.connectionTimeoutMs);
-      deadline.unref();
-      this.lifetimes.set(id, deadline);
-    }
-  }
-
-  // smtp-server drops the raw socket's listeners on STARTTLS, so the session's end is the reliable signal.
-  override onClose(session: SMTPServerSession) {
-    clearTimeout(this.lifetimes.get(session.id));
-    this.lifetimes.delete(session.id);
-  }
-
-  // `connections` is in arrival order and forgets a connection as soon as it closes, so counting the same
-  // address's connections that arrived before this one refuses the newest ones over the cap.
-  override onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
-    let earlier = 0;
-    for (const connection of this.connections) {
-      if (connection.id === session.id) break;
-      if (connection.remoteAddress === session.remoteAddress) earlier++;
-    }
-    if (earlier < this.maxConnectionsPerIp) return callback(null);
-    this.observer?.refused('too_many_connections');
-    callback(smtpError(421, TOO_MANY_FROM_ADDRESS));
-  }
-
-  /** Answers 421 with `text` and closes the session's connection, without waiting for the client. */
-  cut(sessionId: string, text: string) {
-    for (const connection of this.connections) {
-      if (connection.id !== sessionId) continue;
-      const socket = connection._socket;
-      // smtp-server ends the socket after a 421; destroying it once the reply is out ends the DATA stream too.
-      connection.send(421, text);
-      if (socket.writableFinished) socket.destroy();
-      else socket.once('finish', () => socket.destroy());
-      return;
-    }
-  }
 }
 
 /**
@@ -222,8 +138,13 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   function receive(
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
-    done: (err?: Error | null, message?: string) => void,
+    answer: (err?: Error | null, message?: string) => void,
   ) {
+    // A message answered while the server closes ends its session's last transaction: the session goes with it.
+    const done = (err?: Error | null, message?: string) => {
+      answer(err, message);
+      if (server.closing) server.cut(session.id, SHUTTING_DOWN);
+    };
     // The message goes straight into memory that ingest and its worker threads share, so it is held once.
     let shared: SharedBlocks | undefined = new SharedBlocks();
     let oversized = false;
