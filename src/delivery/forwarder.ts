@@ -108,7 +108,7 @@ export function createForwarder(options: ForwarderOptions) {
 
   const hostAddresses = (host: string) => (isIP(host) ? Promise.resolve([host]) : options.dns.hostAddresses(host));
 
-  async function buildMessage(email: ForwardEmail, target: ForwardTarget): Promise<Mail.Options> {
+  async function buildMessage(email: ForwardEmail, target: ForwardTarget, identity?: string): Promise<Mail.Options> {
     const hops = hopsOf(email);
     const receivingDomain = domainOf(email.recipient);
     const originalName = email.fromName || email.fromAddress || 'Unknown sender';
@@ -124,11 +124,12 @@ export function createForwarder(options: ForwarderOptions) {
         contentDisposition: attachment.contentDisposition === 'inline' ? 'inline' : 'attachment',
       }));
     }
+    const from = target.fromAddress ?? email.recipient;
     return {
-      from: {
-        name: target.senderName ?? `${originalName} via ${receivingDomain}`,
-        address: target.fromAddress ?? email.recipient,
-      },
+      from: { name: target.senderName ?? `${originalName} via ${receivingDomain}`, address: from },
+      // One Message-ID for every attempt of a delivery, so the copies a retry after a crash or a lost answer sends
+      // are seen as one message by the recipient's server.
+      ...(identity === undefined ? {} : { messageId: `<${identity}@${domainOf(from)}>` }),
       replyTo: replyAddresses(email),
       subject: `${prefix}${email.subject ?? ''}`,
       text: email.textBody ?? undefined,
@@ -261,9 +262,15 @@ export function createForwarder(options: ForwarderOptions) {
   return {
     /**
      * Sends to every recipient not in `alreadySent`, one SMTP transaction each, so each recipient's outcome is known
-     * and a retry resends only to those that failed.
+     * and a retry resends only to those that failed. `identity` names the delivery (the same for each of its
+     * attempts) and makes the Message-ID; without it (a test send) every message gets a new one.
      */
-    async forward(email: ForwardEmail, target: ForwardTarget, alreadySent: Set<string>): Promise<ForwardResult> {
+    async forward(
+      email: ForwardEmail,
+      target: ForwardTarget,
+      alreadySent: Set<string>,
+      identity?: string,
+    ): Promise<ForwardResult> {
       const refused = forwardRefusal(email, target);
       if (refused) return { recipients: [], refused };
       const pending = target.recipients.filter((address) => !alreadySent.has(address.toLowerCase()));
@@ -280,7 +287,7 @@ export function createForwarder(options: ForwarderOptions) {
       }
       const sendable = pending.filter((address) => !loops.includes(address));
       if (sendable.length === 0) return { recipients: outcomes };
-      const message = await buildMessage(email, target);
+      const message = await buildMessage(email, target, identity);
       // A bounce (null reverse-path) goes on as one: were it to fail too, no bounce comes back here to be forwarded.
       const envelopeFrom = email.mailFrom ? (target.fromAddress ?? email.recipient) : '';
       outcomes.push(...(await Promise.all(sendable.map((address) => sendOne(message, envelopeFrom, address)))));

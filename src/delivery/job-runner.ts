@@ -167,7 +167,9 @@ export class JobRunner {
     const alreadySent = new Set(job.attempts > 0 ? await this.deps.store.recipientsReached(job.id) : []);
     let forwarded: Awaited<ReturnType<Forwarder['forward']>>;
     try {
-      forwarded = await this.deps.forwarder.forward(email, target, alreadySent);
+      // A resend starts a new round, and so a new message: a copy the recipient's server would otherwise drop.
+      const identity = `${job.id}.${Number(job.round_start_attempt ?? 0)}`;
+      forwarded = await this.deps.forwarder.forward(email, target, alreadySent, identity);
     } catch (error) {
       forwarded = {
         recipients: target.recipients.map((address) => ({
