@@ -289,7 +289,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const threads = new ThreadsService({ db, pages, clock, cleaner });
   const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock, deleteEmailEvents });
   const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });
-  const erasures = new ErasureService({ db, pages, clock, eraser });
+  const erasures = new ErasureService({ db, pages, clock, eraser, logger });
   const http = await buildHttpServer(
     {
       accounts,

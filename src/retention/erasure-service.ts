@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type Clock, Conflict, Invalid, isoNow, newId, type Page } from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isOutage, isoNow, type Logger, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { type ListFilter, resolveListFilter } from '../mail/index.ts';
 import type { MailPages } from '../search/index.ts';
@@ -42,12 +42,14 @@ export class ErasureService {
   readonly #pages: MailPages;
   readonly #clock: Clock;
   readonly #eraser: MailEraser;
+  readonly #logger: Logger;
 
-  constructor(deps: { db: Db; pages: MailPages; clock: Clock; eraser: MailEraser }) {
+  constructor(deps: { db: Db; pages: MailPages; clock: Clock; eraser: MailEraser; logger: Logger }) {
     this.#db = deps.db;
     this.#pages = deps.pages;
     this.#clock = deps.clock;
     this.#eraser = deps.eraser;
+    this.#logger = deps.logger;
   }
 
   async erase(accountId: string, apiKeyId: string, request: EraseRequest): Promise<EraseResult> {
@@ -115,7 +117,14 @@ export class ErasureService {
       );
     }
     if (!recorded) await record(this.#db, 0);
-    await this.#eraser.deleteQueuedBlobs();
+    // The erase is committed, its blobs queued with it: a store out of reach leaves them to the retention sweeper,
+    // and the answer still says what was erased, where an error would have the client retry an erase already done.
+    await this.#eraser.deleteQueuedBlobs().catch((error) => {
+      this.#logger[isOutage(error) ? 'warn' : 'error'](
+        { err: error, erasureId: erasure.id },
+        'erased blobs left queued',
+      );
+    });
     return { dryRun: false, count: ids.length, erasure };
   }
 
