@@ -212,6 +212,11 @@ export class RetentionService {
     await this.#eraser.deleteQueuedBlobs();
     return expired;
   }
+
+  /** Deletes the blobs of deleted mail still queued; resolves to how many (see MailEraser). */
+  deleteQueuedBlobs(): Promise<number> {
+    return this.#eraser.deleteQueuedBlobs();
+  }
 }
 
 function checkDays(days: number | null): void {

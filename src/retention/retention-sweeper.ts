@@ -1,7 +1,11 @@
 import { type Logger, startPeriodicTask } from '../core/index.ts';
 import type { RetentionService } from './retention-service.ts';
 
-/** Expires mail on a timer in the running server. stop() waits for a sweep in progress. */
+/**
+ * Expires mail on a timer in the running server. At start it deletes the blobs of mail already deleted that are still
+ * queued (a crash or a store outage came between), rather than a whole interval later. stop() waits for a sweep in
+ * progress.
+ */
 export function startRetentionSweeper(retention: RetentionService, intervalMs: number, logger: Logger) {
   return startPeriodicTask(
     'retention sweep',
@@ -11,5 +15,9 @@ export function startRetentionSweeper(retention: RetentionService, intervalMs: n
     },
     intervalMs,
     logger,
+    async () => {
+      const deleted = await retention.deleteQueuedBlobs();
+      if (deleted > 0) logger.info({ deleted }, 'queued blob deletions finished');
+    },
   );
 }

@@ -91,3 +91,25 @@ test('POST /api/v2/mail/erase while the blob store hangs: the rows go and the an
     [[erased.body.erasure.id, 2]],
   );
 });
+
+test('kill -9 with the erased blobs still queued for deletion: the next start deletes them, and only them', async () => {
+  await server.stop('SIGKILL');
+  assert.deepEqual(await storedBlobs(), [...erasedBlobs, keptBlob].sort(), 'the store never answered the deletions');
+  proxy.restore();
+
+  server = await startMailroom(installation.env, API_KEY);
+  // RETENTION_SWEEP_SECONDS is ten minutes: only the start itself can have deleted them.
+  let blobs = await storedBlobs();
+  for (let look = 0; look < 150 && blobs.length > 1; look++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    blobs = await storedBlobs();
+  }
+  assert.deepEqual(blobs, [keptBlob]);
+  const kept = await server.api.get('/api/v2/mail');
+  const raw = await fetch(`${server.httpUrl}/api/v2/mail/${kept.body.emails[0].id}/raw`, {
+    headers: { authorization: `Bearer ${API_KEY}` },
+  });
+  assert.equal(raw.status, 200);
+  assert.match(await raw.text(), /^Return-Path: <bystander@sender\.test>/);
+  assert.equal(await server.stop('SIGTERM'), 0);
+});
