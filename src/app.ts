@@ -370,11 +370,9 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       return { httpUrl, smtpPort, ...(metricsUrl ? { metricsUrl } : {}) };
     },
     async close() {
-      await verifier?.stop();
-      await retentionSweeper?.stop();
-      await alertSweeper?.stop();
+      // SMTP sessions hear 421 while the background passes end their step in progress, not after.
+      await Promise.all([verifier?.stop(), retentionSweeper?.stop(), alertSweeper?.stop(), smtp.close()]);
       await alertSystem.stop();
-      await smtp.close();
       await router.stop();
       const settled = await ingest.drain();
       await alerts.idle();

@@ -4,18 +4,20 @@ import { isOutage } from './outage.ts';
 /**
  * Runs `pass` every `intervalMs` in the running server, never two at once; a failed pass is logged as
  * `<name> failed` (a warning when a store is out of reach: the next pass tries again). `first`, when given, runs at
- * once, as a pass. stop() waits for a pass in progress.
+ * once, as a pass. stop() aborts the signal passes are given, for a long pass to end at its next step, and waits for
+ * the pass in progress.
  */
 export function startPeriodicTask(
   name: string,
-  pass: () => Promise<void>,
+  pass: (signal: AbortSignal) => Promise<void>,
   intervalMs: number,
   logger: Logger,
-  first?: () => Promise<void>,
+  first?: (signal: AbortSignal) => Promise<void>,
 ) {
   let running: Promise<void> | undefined;
-  const run = (task: () => Promise<void>) => {
-    running ??= task()
+  const stopping = new AbortController();
+  const run = (task: (signal: AbortSignal) => Promise<void>) => {
+    running ??= task(stopping.signal)
       .catch((error) => logger[isOutage(error) ? 'warn' : 'error']({ err: error }, `${name} failed`))
       .finally(() => {
         running = undefined;
@@ -28,6 +30,7 @@ export function startPeriodicTask(
   return {
     async stop() {
       clearInterval(timer);
+      stopping.abort();
       await running;
     },
   };

@@ -314,14 +314,16 @@ export class DomainsService {
 
   /**
    * Re-checks every pending domain. One still unverified `giveUpAfterMs` after creation becomes `failed`; failed
-   * domains are not re-checked here, only by an explicit `check=true`, which can still verify them.
+   * domains are not re-checked here, only by an explicit `check=true`, which can still verify them. An aborted
+   * `signal` (the server stopping) ends the pass before the next domain: each check may wait out DNS timeouts.
    */
-  async verifyPending(): Promise<{ checked: number; verified: number; failed: number }> {
+  async verifyPending(signal?: AbortSignal): Promise<{ checked: number; verified: number; failed: number }> {
     const rows = await this.db.selectFrom('domains').selectAll().where('status', '=', 'pending').execute();
     const giveUpBefore = this.giveUpBefore();
     let verified = 0;
     let failed = 0;
     for (const row of rows) {
+      if (signal?.aborted) break;
       const checked = await this.checker.check(row);
       if (!checked) continue;
       const after = checked.row;

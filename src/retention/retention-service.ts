@@ -130,9 +130,10 @@ export class RetentionService {
   /**
    * Deletes every email past its retention period that no legal hold keeps, batch by batch, then the blobs; resolves
    * to how many emails it deleted. Mail with a delivery still pending waits for its outcome. The period of each
-   * level is applied to the emails no more specific level decides for.
+   * level is applied to the emails no more specific level decides for. An aborted `signal` (the server stopping)
+   * ends the sweep after the batch in progress, its blobs left queued for the next sweep or start.
    */
-  async expireDue(): Promise<number> {
+  async expireDue(signal?: AbortSignal): Promise<number> {
     const now = this.#clock.now().getTime();
     const before = (days: number) => new Date(now - days * DAY_MS).toISOString();
     const scopes: { accountId: string; scope: (eb: EmailsBuilder) => Expression<SqlBool>[] }[] = [];
@@ -201,6 +202,7 @@ export class RetentionService {
           ),
         ]);
       for (;;) {
+        if (signal?.aborted) return expired;
         const deleted = await this.#eraser.deleteBatch(selection, {
           limit: EXPIRY_BATCH,
           skipLocked: this.#skipLocked,

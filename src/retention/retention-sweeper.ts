@@ -3,14 +3,14 @@ import type { RetentionService } from './retention-service.ts';
 
 /**
  * Expires mail on a timer in the running server. At start it deletes the blobs of mail already deleted that are still
- * queued (a crash or a store outage came between), rather than a whole interval later. stop() waits for a sweep in
- * progress.
+ * queued (a crash or a store outage came between), rather than a whole interval later. stop() waits for the batch
+ * in progress.
  */
 export function startRetentionSweeper(retention: RetentionService, intervalMs: number, logger: Logger) {
   return startPeriodicTask(
     'retention sweep',
-    async () => {
-      const expired = await retention.expireDue();
+    async (signal) => {
+      const expired = await retention.expireDue(signal);
       if (expired > 0) logger.info({ expired }, 'retention sweep');
     },
     intervalMs,

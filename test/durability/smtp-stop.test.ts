@@ -58,3 +58,33 @@ test('SIGTERM: sessions without a transaction get 421 at once; one in the middle
   );
   assert.equal(await server.stop('SIGTERM'), 0);
 });
+
+test('SIGTERM during a domain verification pass longer than SHUTDOWN_TIMEOUT_SECONDS (lame DNS for pending domains): SMTP closes at once and the process exits 0 after the domain being checked', async () => {
+  await server.stop('SIGKILL');
+  const stopEnv = { ...installation.env, DOMAIN_VERIFY_INTERVAL_SECONDS: '1', SHUTDOWN_TIMEOUT_SECONDS: '20' };
+  server = await startMailroom(stopEnv, API_KEY);
+  for (let i = 1; i <= 20; i++) {
+    const created = await server.api.post('/api/v2/domains', { domain: `lame${i}.test` });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    // Each check waits out the resolver's timeouts: a pass over twenty of them takes longer than the stop may.
+    dns.slow(`lame${i}.test`, 60_000);
+  }
+  await dns.asked('lame2.test');
+
+  const busy = await openSmtpConversation(server.smtpPort);
+  await busy.command('EHLO busy.test');
+  await busy.command('MAIL FROM:<ann@sender.test>');
+  assert.match(await busy.command('RCPT TO:<inbox@stop.test>'), /^250/);
+  assert.match(await busy.command('DATA'), /^354/);
+  await busy.write('Subject: During the pass\r\n\r\nthe first half');
+  const idle = await openSmtpConversation(server.smtpPort);
+  await idle.command('EHLO idle.test');
+
+  const exited = server.stop('SIGTERM');
+  assert.equal(await idle.reply(), '421 4.3.2 Server shutting down');
+  await busy.write(' and the second\r\n.\r\n');
+  assert.match(await busy.reply(), /^250 2\.6\.0 Ok: queued as email_\w+$/);
+  assert.equal(await busy.reply(), '421 4.3.2 Server shutting down');
+  assert.equal(await exited, 0);
+  for (let i = 1; i <= 20; i++) dns.slow(`lame${i}.test`, 0);
+});
