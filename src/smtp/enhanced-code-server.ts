@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { SmtpObserver } from './smtp-receiver.ts';
+import { beforeStartTls } from './tls-material.ts';
 
 /** An SMTP error whose text starts with its own enhanced status code (see `EnhancedCodeServer`). */
 export function smtpError(code: number, text: string): Error {
@@ -23,6 +24,8 @@ export class EnhancedCodeServer extends SMTPServer {
   connectionTimeoutMs = 0;
   maxConnectionsPerIp = Number.POSITIVE_INFINITY;
   observer?: SmtpObserver;
+  /** Resolves once the certificate served is the one in the files (`tlsRenewals`). */
+  tlsCurrent: () => Promise<unknown> = async () => undefined;
   private readonly lifetimes = new Map<string, NodeJS.Timeout>();
 
   override connect(socket: Socket, socketOptions: unknown) {
@@ -44,6 +47,7 @@ export class EnhancedCodeServer extends SMTPServer {
       send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
       if (endsMessage && socket.writableCorked) socket.uncork();
     };
+    beforeStartTls(connection, () => this.tlsCurrent());
     if (this.connectionTimeoutMs > 0) {
       const { id } = connection;
       // smtp-server calls onClose only for sessions it served, not for one it refused (e.g. over maxClients), so the

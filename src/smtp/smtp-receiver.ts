@@ -6,6 +6,7 @@ import { type RecipientRouter, type RejectReason, rcptRejection } from '../routi
 import { EnhancedCodeServer, QUEUED, SHUTTING_DOWN, smtpError } from './enhanced-code-server.ts';
 import { parameterRefusal, utf8Refusal } from './esmtp-parameters.ts';
 import { SharedBlocks } from './shared-blocks.ts';
+import { type TlsFiles, tlsRenewals } from './tls-material.ts';
 
 /** Why the SMTP edge refused a recipient, a message or a connection: a routing reason, or one of its own limits. */
 export type SmtpRefusalReason =
@@ -45,7 +46,8 @@ export interface SmtpReceiverOptions {
   idleTimeoutMs: number;
   /** A connection is closed after this long whatever it is doing. */
   connectionTimeoutMs: number;
-  tls: { key: Buffer; cert: Buffer };
+  /** Read again at a STARTTLS once its files have changed, so that a renewed certificate needs no restart. */
+  tls: TlsFiles;
   /** Messages (MAIL FROM commands) per client address; over the limit MAIL FROM gets 451 4.7.1. */
   messageRateLimit?: Pick<FixedWindowRateLimiter, 'hit' | 'limit'>;
   observer?: SmtpObserver;
@@ -288,6 +290,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   server.connectionTimeoutMs = options.connectionTimeoutMs;
   server.maxConnectionsPerIp = options.maxConnectionsPerIp;
   server.observer = observer;
+  server.tlsCurrent = tlsRenewals(options.tls, logger, (renewed) => server.updateSecureContext(renewed));
   // A failure to listen is the caller's to report (start-up says it in one line), not a connection's.
   let listening = false;
   server.on('error', (error) => {

@@ -1,13 +1,23 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
+import { createSecureContext } from 'node:tls';
 import { promisify } from 'node:util';
+import type { Logger } from '../core/index.ts';
 
 export interface TlsMaterial {
   key: Buffer;
   cert: Buffer;
+}
+
+/** The material and the files it was read from, read again at a STARTTLS once they are replaced (`tlsRenewals`). */
+export interface TlsFiles extends TlsMaterial {
+  certPath: string;
+  keyPath: string;
+  /** The files' identity when read (see `identity`). */
+  read: string;
 }
 
 const run = promisify(execFile);
@@ -16,9 +26,73 @@ const run = promisify(execFile);
 const GENERATE_WAIT_MS = 60_000;
 
 /** The certificate first, then the key: a failure names the same file every time. */
-async function readPair(certPath: string, keyPath: string): Promise<TlsMaterial> {
+async function readPair(certPath: string, keyPath: string): Promise<TlsFiles> {
+  const read = await identity(certPath, keyPath);
   const cert = await readFile(certPath);
-  return { cert, key: await readFile(keyPath) };
+  return { cert, key: await readFile(keyPath), certPath, keyPath, read };
+}
+
+/**
+ * What changes when either file is replaced or rewritten (certbot renews by pointing its symlinks at new files, which
+ * `stat` follows).
+ */
+async function identity(certPath: string, keyPath: string): Promise<string> {
+  const files = await Promise.all([stat(certPath), stat(keyPath)]);
+  return files.map((file) => `${file.dev}:${file.ino}:${file.size}:${file.mtimeMs}:${file.ctimeMs}`).join(' ');
+}
+
+/** What `tlsRenewals` saw last while a file was missing. */
+const GONE = 'gone';
+
+/**
+ * A look at the certificate and key files, to be called before each STARTTLS: when they have changed since last read
+ * and load, `renewed` is handed the new material, so that a renewed certificate is served without a restart. Material
+ * that does not load (a key that does not match the certificate, as between the two files of a renewal) is logged
+ * once per change while the one last loaded stays in use. Calls at once share one look.
+ */
+export function tlsRenewals(files: TlsFiles, logger: Logger, renewed: (material: TlsMaterial) => void) {
+  const { certPath, keyPath } = files;
+  const unusable = (error: unknown) =>
+    logger.warn({ err: error, certPath, keyPath }, 'TLS certificate files changed but do not load: previous one kept');
+  let seen = files.read;
+  let looking: Promise<void> | undefined;
+  const look = async (): Promise<void> => {
+    let now: string;
+    try {
+      now = await identity(certPath, keyPath);
+    } catch (error) {
+      // A file missing for a moment is said once, and looked for again on the next call.
+      if (seen !== GONE) unusable(error);
+      seen = GONE;
+      return;
+    }
+    if (now === seen) return;
+    seen = now;
+    try {
+      const material = await readPair(certPath, keyPath);
+      createSecureContext({ key: material.key, cert: material.cert });
+      renewed({ key: material.key, cert: material.cert });
+      logger.info({ certPath }, 'TLS certificate reloaded');
+    } catch (error) {
+      unusable(error);
+    }
+  };
+  return (): Promise<void> => {
+    looking ??= look().finally(() => {
+      looking = undefined;
+    });
+    return looking;
+  };
+}
+
+/**
+ * Makes an smtp-server connection's STARTTLS wait for `ready` (`tlsRenewals`). The parser waits for the handler's
+ * callback, so commands pipelined after STARTTLS are still discarded at the upgrade (RFC 3207 §4.2).
+ */
+export function beforeStartTls(connection: unknown, ready: () => Promise<unknown>): void {
+  const handlers = connection as { handler_STARTTLS(command: Buffer, done: () => void): void };
+  const startTls = handlers.handler_STARTTLS.bind(connection);
+  handlers.handler_STARTTLS = (command, done) => void ready().then(() => startTls(command, done));
 }
 
 /**
@@ -33,7 +107,7 @@ export async function loadTlsMaterial(options: {
   hostname: string;
   certPath?: string;
   keyPath?: string;
-}): Promise<TlsMaterial> {
+}): Promise<TlsFiles> {
   if (options.certPath && options.keyPath) return readPair(options.certPath, options.keyPath);
   const dir = join(options.dataDir, 'tls');
   const certPath = join(dir, 'smtp-cert.pem');

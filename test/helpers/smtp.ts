@@ -154,9 +154,13 @@ export async function openSmtpConversation(port: number, host = '127.0.0.1', loc
     },
     /** Waits for the next reply (e.g. after sending the end of DATA with `write`). */
     reply: next,
-    /** Issues STARTTLS and upgrades the socket; resolves to the STARTTLS reply. */
-    async startTls(): Promise<string> {
-      const answer = await this.command('STARTTLS');
+    /**
+     * Issues STARTTLS and upgrades the socket; resolves to the STARTTLS reply. `pipelined` is written in the same
+     * packet right after the command, in plaintext, as an attacker injecting commands would.
+     */
+    async startTls(pipelined = ''): Promise<string> {
+      socket.write(`STARTTLS\r\n${pipelined}`);
+      const answer = await next();
       if (!answer.startsWith('220')) return answer;
       socket.off('data', onData);
       socket = connectTls({ socket: socket as Socket, rejectUnauthorized: false, servername: 'localhost' });
@@ -166,6 +170,10 @@ export async function openSmtpConversation(port: number, host = '127.0.0.1', loc
       });
       socket.on('data', onData);
       return answer;
+    },
+    /** The certificate the server presented in the TLS handshake. */
+    peerCertificate() {
+      return (socket as TLSSocket).getPeerX509Certificate();
     },
     get encrypted(): boolean {
       return 'encrypted' in socket && Boolean((socket as TLSSocket).encrypted);

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { openSmtpConversation } from '../helpers/smtp.ts';
+
+const run = promisify(execFile);
+
+let dir: string;
+let server: TestApp;
+const warnings: string[] = [];
+const certPath = () => join(dir, 'live', 'cert.pem');
+const keyPath = () => join(dir, 'live', 'key.pem');
+
+/** A self-signed pair for mx.mailroom.test, as files in `dir` named after `name`. */
+async function makePair(name: string) {
+  const [key, cert] = [join(dir, `${name}-key.pem`), join(dir, `${name}-cert.pem`)];
+  await run('openssl', [
+    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '90'],
+    ...['-subj', '/CN=mx.mailroom.test', '-keyout', key, '-out', cert],
+  ]);
+  return { key, cert, fingerprint: new X509Certificate(await readFile(cert)).fingerprint256 };
+}
+
+/** Puts a file in place as certbot does: written aside, then moved over the one in use. */
+async function install(from: string, to: string) {
+  await writeFile(`${to}.new`, await readFile(from));
+  await rename(`${to}.new`, to);
+}
+
+/** The fingerprint of the certificate a new connection's STARTTLS is served, after which the session goes on. */
+async function servedFingerprint(): Promise<string> {
+  const client = await openSmtpConversation(server.smtpPort);
+  assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+  assert.equal(await client.startTls(), '220 2.0.0 Ready to start TLS');
+  const fingerprint = client.peerCertificate()!.fingerprint256;
+  assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+  assert.equal(await client.quit(), '221 2.0.0 Bye');
+  return fingerprint;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'mailroom-tls-'));
+  await run('mkdir', [join(dir, 'live')]);
+});
+after(async () => {
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('TLS_CERT_PATH/TLS_KEY_PATH renewed on disk (as certbot does) are served at the next STARTTLS, without a restart', async () => {
+  const [first, renewed, third] = [await makePair('first'), await makePair('renewed'), await makePair('third')];
+  await install(first.cert, certPath());
+  await install(first.key, keyPath());
+  server = await startTestApp(
+    { TLS_CERT_PATH: certPath(), TLS_KEY_PATH: keyPath(), DNS_SERVERS: '127.0.0.1:9' },
+    { warnings },
+  );
+  assert.equal(await servedFingerprint(), first.fingerprint);
+
+  // Between the two files of a renewal the new certificate does not match the old key: the old pair stays in use.
+  await install(renewed.cert, certPath());
+  assert.equal(await servedFingerprint(), first.fingerprint);
+  assert.deepEqual(warnings, ['TLS certificate files changed but do not load: previous one kept']);
+
+  await install(renewed.key, keyPath());
+  assert.equal(await servedFingerprint(), renewed.fingerprint);
+  assert.equal(await servedFingerprint(), renewed.fingerprint);
+
+  // Files rewritten in place count too.
+  await writeFile(certPath(), await readFile(third.cert));
+  await writeFile(keyPath(), await readFile(third.key));
+  assert.equal(await servedFingerprint(), third.fingerprint);
+  assert.equal(warnings.length, 1);
+});
+
+test('commands pipelined after STARTTLS in its packet are discarded, not run inside the TLS session', async () => {
+  const client = await openSmtpConversation(server.smtpPort);
+  assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+  assert.equal(
+    await client.startTls('MAIL FROM:<injected@attacker.test>\r\nRCPT TO:<inbox@mailroom.test>\r\n'),
+    '220 2.0.0 Ready to start TLS',
+  );
+  assert.equal(client.encrypted, true);
+  // The session starts anew: no EHLO yet and no transaction, and no reply to the injected commands comes first.
+  assert.equal(await client.command('MAIL FROM:<ann@sender.test>'), '503 5.5.1 Error: send HELO/EHLO first');
+  assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+  assert.equal(await client.command('RCPT TO:<inbox@mailroom.test>'), '503 5.5.1 Error: need MAIL command');
+  assert.equal(await client.quit(), '221 2.0.0 Bye');
+});
