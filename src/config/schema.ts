@@ -97,7 +97,7 @@ export const EnvSchema = Type.Object({
    */
   SMTP_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, default: 256 * 1024 * 1024 }),
   SMTP_MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 200 }),
-  /** Concurrent connections one client address may hold (per process). */
+  /** Concurrent connections one client address (an IPv6 one with the rest of its /64) may hold (per process). */
   SMTP_MAX_CONNECTIONS_PER_IP: Type.Integer({ minimum: 1, default: 10 }),
   /** DATA must carry at least this much per window, or the server says 421 and closes; 0 turns the check off. */
   SMTP_MIN_DATA_RATE_BYTES_PER_SECOND: Type.Integer({ minimum: 0, default: 1024 }),
@@ -151,7 +151,7 @@ export const EnvSchema = Type.Object({
   METRICS_AUTH: Type.Optional(Type.Union([Type.Literal('api_key'), Type.Literal('none')])),
   /** Requests per minute per API key, in each process; 0 turns the limit off. */
   API_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
-  /** Messages (MAIL FROM commands) per minute per SMTP client address, in each process; 0 turns it off. */
+  /** Messages (MAIL FROM commands) per minute per SMTP client address (IPv6: per /64), in each process; 0: off. */
   SMTP_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
   /** Emails an account may receive per hour before it is flagged (mail is still stored); 0 turns it off. */
   ACCOUNT_MAIL_LIMIT_PER_HOUR: Type.Integer({ minimum: 0, default: 0 }),

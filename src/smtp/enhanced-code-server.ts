@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { earlierFromSameClient } from './client-address.ts';
 import type { SmtpObserver } from './smtp-receiver.ts';
 import { beforeStartTls } from './tls-material.ts';
 
@@ -67,15 +68,8 @@ export class EnhancedCodeServer extends SMTPServer {
     this.lifetimes.delete(session.id);
   }
 
-  // `connections` is in arrival order and forgets a connection as soon as it closes, so counting the same
-  // address's connections that arrived before this one refuses the newest ones over the cap.
   override onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void) {
-    let earlier = 0;
-    for (const connection of this.connections) {
-      if (connection.id === session.id) break;
-      if (connection.remoteAddress === session.remoteAddress) earlier++;
-    }
-    if (earlier < this.maxConnectionsPerIp) return callback(null);
+    if (earlierFromSameClient(this.connections, session) < this.maxConnectionsPerIp) return callback(null);
     this.observer?.refused('too_many_connections');
     callback(smtpError(421, TOO_MANY_FROM_ADDRESS));
   }

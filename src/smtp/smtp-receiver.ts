@@ -3,6 +3,7 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
 import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
+import { clientKey } from './client-address.ts';
 import { EnhancedCodeServer, QUEUED, SHUTTING_DOWN, smtpError } from './enhanced-code-server.ts';
 import { parameterRefusal, utf8Refusal } from './esmtp-parameters.ts';
 import { SharedBlocks } from './shared-blocks.ts';
@@ -36,7 +37,7 @@ export interface SmtpReceiverOptions {
   /** Bytes of messages in progress held at once, over all connections; a message past it gets 452 4.3.1. */
   maxBufferedBytes: number;
   maxConnections: number;
-  /** Connections one client address may hold at once, in this process. */
+  /** Connections one client address (an IPv6 one by its /64) may hold at once, in this process. */
   maxConnectionsPerIp: number;
   /** DATA carrying less than this over a window is cut with 421; 0 means no minimum. */
   minDataRateBytesPerSecond: number;
@@ -48,7 +49,7 @@ export interface SmtpReceiverOptions {
   connectionTimeoutMs: number;
   /** Read again at a STARTTLS once its files have changed, so that a renewed certificate needs no restart. */
   tls: TlsFiles;
-  /** Messages (MAIL FROM commands) per client address; over the limit MAIL FROM gets 451 4.7.1. */
+  /** Messages (MAIL FROM commands) per client address (`clientKey`); over the limit MAIL FROM gets 451 4.7.1. */
   messageRateLimit?: Pick<FixedWindowRateLimiter, 'hit' | 'limit'>;
   observer?: SmtpObserver;
 }
@@ -256,7 +257,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     onMailFrom(address, session, callback) {
       const badParameter = parameterRefusal('mail', address) ?? utf8Refusal('mail', address, session);
       if (badParameter) return callback(smtpError(badParameter.code, badParameter.message));
-      const answer = options.messageRateLimit?.hit(session.remoteAddress);
+      const answer = options.messageRateLimit?.hit(clientKey(session.remoteAddress));
       if (!answer || answer.allowed) return callback();
       if (answer.crossed) {
         logger.warn({ clientIp: session.remoteAddress, perMinute: options.messageRateLimit!.limit }, 'smtp rate limit');
