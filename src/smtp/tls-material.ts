@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -96,8 +97,9 @@ export function beforeStartTls(connection: unknown, ready: () => Promise<unknown
 }
 
 /**
- * The STARTTLS certificate: TLS_CERT_PATH/TLS_KEY_PATH when set; otherwise a self-signed one generated once into
- * DATA_DIR/tls with the system's openssl and reused on every start. Senders that want opportunistic TLS accept a
+ * The STARTTLS certificate: TLS_CERT_PATH/TLS_KEY_PATH when set; otherwise a self-signed one for MX_HOST generated
+ * once into DATA_DIR/tls with the system's openssl and reused on every start, issued again (same key) once MX_HOST
+ * names another host. Senders that want opportunistic TLS accept a
  * self-signed certificate; production should point the variables at a real one. Processes starting at once on one
  * DATA_DIR (PostgreSQL with S3) take turns: each writing its own pair over the other's could leave one reading a key
  * that does not match its certificate, and refusing to start.
@@ -112,24 +114,23 @@ export async function loadTlsMaterial(options: {
   const dir = join(options.dataDir, 'tls');
   const certPath = join(dir, 'smtp-cert.pem');
   const keyPath = join(dir, 'smtp-key.pem');
-  try {
-    return await readPair(certPath, keyPath);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
+  const name = options.hostname.replace(/[^A-Za-z0-9.-]/g, '') || 'localhost';
+  const current = await readIfPresent(certPath, keyPath);
+  if (current && names(current, name)) return current;
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const lock = await lockDirectory(dir);
   try {
-    try {
-      return await readPair(certPath, keyPath);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    const existing = await readIfPresent(certPath, keyPath);
+    if (existing && names(existing, name)) return existing;
     // Written aside and moved in key first: whoever finds the certificate finds its key.
     const [keyTemp, certTemp] = [`${keyPath}.${process.pid}.tmp`, `${certPath}.${process.pid}.tmp`];
     try {
-      await generatePair(options.hostname, keyTemp, certTemp);
-      await rename(keyTemp, keyPath);
+      // One for another name (MX_HOST changed) is issued again with the same key, which a DANE record may pin.
+      if (existing) await issue(name, ['-key', keyPath], certTemp);
+      else {
+        await issue(name, ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-keyout', keyTemp], certTemp);
+        await rename(keyTemp, keyPath);
+      }
       await rename(certTemp, certPath);
     } finally {
       await rm(keyTemp, { force: true });
@@ -139,6 +140,20 @@ export async function loadTlsMaterial(options: {
   } finally {
     lock.close();
   }
+}
+
+async function readIfPresent(certPath: string, keyPath: string): Promise<TlsFiles | undefined> {
+  try {
+    return await readPair(certPath, keyPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return undefined;
+  }
+}
+
+/** Whether the certificate is for `name` (by its subjectAltName, or the CN of one made before it had one). */
+function names(material: TlsMaterial, name: string): boolean {
+  return new X509Certificate(material.cert).checkHost(name) !== undefined;
 }
 
 /**
@@ -162,23 +177,14 @@ async function lockDirectory(dir: string): Promise<DatabaseSync> {
 
 const SQLITE_BUSY = 5;
 
-async function generatePair(hostname: string, keyPath: string, certPath: string): Promise<void> {
-  const subject = `/CN=${hostname.replace(/[^A-Za-z0-9.-]/g, '') || 'localhost'}`;
+/**
+ * A self-signed certificate for `name`, valid for ten years, of the key `keyOptions` give or make. The name is in its
+ * subjectAltName, which is what clients check; a CN holds at most 64 characters, a host name up to 253.
+ */
+async function issue(name: string, keyOptions: string[], certPath: string): Promise<void> {
+  const subject = name.length <= 64 ? `/CN=${name}` : '/O=Mailroom';
   await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '3650',
-    '-subj',
-    subject,
-    '-keyout',
-    keyPath,
-    '-out',
-    certPath,
+    ...['req', '-x509', '-nodes', '-days', '3650', ...keyOptions],
+    ...['-subj', subject, '-addext', `subjectAltName=DNS:${name}`, '-out', certPath],
   ]);
 }

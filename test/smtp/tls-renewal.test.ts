@@ -93,3 +93,40 @@ test('commands pipelined after STARTTLS in its packet are discarded, not run ins
   assert.equal(await client.command('RCPT TO:<inbox@mailroom.test>'), '503 5.5.1 Error: need MAIL command');
   assert.equal(await client.quit(), '221 2.0.0 Bye');
 });
+
+/** The certificate a STARTTLS to `app` is served. */
+async function servedCertificate(app: TestApp): Promise<X509Certificate> {
+  const client = await openSmtpConversation(app.smtpPort);
+  assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+  assert.equal(await client.startTls(), '220 2.0.0 Ready to start TLS');
+  const certificate = client.peerCertificate()!;
+  assert.equal(await client.quit(), '221 2.0.0 Bye');
+  return certificate;
+}
+
+test('the self-signed certificate names MX_HOST in its subjectAltName, and follows MX_HOST to a new name with its key', async () => {
+  const dataDir = join(dir, 'data');
+  const start = async (mxHost: string) => {
+    const app = await startTestApp({ DATA_DIR: dataDir, MX_HOST: mxHost, DNS_SERVERS: '127.0.0.1:9' });
+    try {
+      return await servedCertificate(app);
+    } finally {
+      await app.close();
+    }
+  };
+  const first = await start('mx.first.test');
+  assert.equal(first.subjectAltName, 'DNS:mx.first.test');
+  assert.equal(first.subject, 'CN=mx.first.test');
+  // A restart under the same name keeps the certificate.
+  assert.equal((await start('mx.first.test')).fingerprint256, first.fingerprint256);
+
+  const long = `${'a'.repeat(60)}.example.test`;
+  const moved = await start(long);
+  assert.equal(moved.subjectAltName, `DNS:${long}`);
+  assert.equal(moved.checkHost(long), long);
+  assert.equal(moved.checkHost('mx.first.test'), undefined);
+  assert.equal(
+    moved.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'),
+    first.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'),
+  );
+});
