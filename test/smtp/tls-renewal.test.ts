@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -76,6 +76,17 @@ test('TLS_CERT_PATH/TLS_KEY_PATH renewed on disk (as certbot does) are served at
   await writeFile(certPath(), await readFile(third.cert));
   await writeFile(keyPath(), await readFile(third.key));
   assert.equal(await servedFingerprint(), third.fingerprint);
+
+  // certbot's live/ files are symlinks into archive/, moved to the new files at a renewal.
+  const fourth = await makePair('fourth');
+  for (const [target, link] of [
+    [fourth.cert, certPath()],
+    [fourth.key, keyPath()],
+  ] as const) {
+    await symlink(target, `${link}.link`);
+    await rename(`${link}.link`, link);
+  }
+  assert.equal(await servedFingerprint(), fourth.fingerprint);
   assert.equal(warnings.length, 1);
 });
 
