@@ -7,7 +7,7 @@ import { clientKey } from './client-address.ts';
 import { EnhancedCodeServer, QUEUED, SHUTTING_DOWN, smtpError } from './enhanced-code-server.ts';
 import { parameterRefusal, utf8Refusal } from './esmtp-parameters.ts';
 import { SharedBlocks } from './shared-blocks.ts';
-import { type TlsFiles, tlsRenewals } from './tls-material.ts';
+import { serverTlsOptions, type TlsFiles, tlsRenewals } from './tls-material.ts';
 
 /** Why the SMTP edge refused a recipient, a message or a connection: a routing reason, or one of its own limits. */
 export type SmtpRefusalReason =
@@ -251,8 +251,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     maxAllowedUnauthenticatedCommands: false,
     hideENHANCEDSTATUSCODES: false,
     disableReverseLookup: true,
-    key: options.tls.key,
-    cert: options.tls.cert,
+    ...serverTlsOptions(options.tls),
     logger: false,
     onMailFrom(address, session, callback) {
       const badParameter = parameterRefusal('mail', address) ?? utf8Refusal('mail', address, session);

@@ -87,6 +87,14 @@ export function tlsRenewals(files: TlsFiles, logger: Logger, renewed: (material:
 }
 
 /**
+ * smtp-server's TLS options: the material, and no protocol older than TLS 1.2 (RFC 8996), where smtp-server asks for
+ * TLS 1.0 and only the OpenSSL that Node is built with refuses it.
+ */
+export function serverTlsOptions(material: TlsMaterial) {
+  return { key: material.key, cert: material.cert, minVersion: 'TLSv1.2' as const };
+}
+
+/**
  * Makes an smtp-server connection's STARTTLS wait for `ready` (`tlsRenewals`). The parser waits for the handler's
  * callback, so commands pipelined after STARTTLS are still discarded at the upgrade (RFC 3207 §4.2).
  */

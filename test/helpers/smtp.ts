@@ -1,5 +1,5 @@
 import { connect as connectTcp, type Socket } from 'node:net';
-import { connect as connectTls, type TLSSocket } from 'node:tls';
+import { type ConnectionOptions, connect as connectTls, type TLSSocket } from 'node:tls';
 import nodemailer from 'nodemailer';
 
 export interface SendMailOptions {
@@ -158,12 +158,12 @@ export async function openSmtpConversation(port: number, host = '127.0.0.1', loc
      * Issues STARTTLS and upgrades the socket; resolves to the STARTTLS reply. `pipelined` is written in the same
      * packet right after the command, in plaintext, as an attacker injecting commands would.
      */
-    async startTls(pipelined = ''): Promise<string> {
+    async startTls(pipelined = '', options: ConnectionOptions = {}): Promise<string> {
       socket.write(`STARTTLS\r\n${pipelined}`);
       const answer = await next();
       if (!answer.startsWith('220')) return answer;
       socket.off('data', onData);
-      socket = connectTls({ socket: socket as Socket, rejectUnauthorized: false, servername: 'localhost' });
+      socket = connectTls({ socket: socket as Socket, rejectUnauthorized: false, servername: 'localhost', ...options });
       await new Promise<void>((resolve, reject) => {
         (socket as TLSSocket).once('secureConnect', resolve);
         socket.once('error', reject);
@@ -171,6 +171,9 @@ export async function openSmtpConversation(port: number, host = '127.0.0.1', loc
       socket.on('data', onData);
       return answer;
     },
+    /** The TLS version and cipher suite negotiated. */
+    tlsProtocol: () => (socket as TLSSocket).getProtocol(),
+    tlsCipher: () => (socket as TLSSocket).getCipher().name,
     /** The certificate the server presented in the TLS handshake. */
     peerCertificate() {
       return (socket as TLSSocket).getPeerX509Certificate();

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import type { SecureVersion } from 'node:tls';
 import { promisify } from 'node:util';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { openSmtpConversation } from '../helpers/smtp.ts';
@@ -103,6 +104,26 @@ test('commands pipelined after STARTTLS in its packet are discarded, not run ins
   assert.match(await client.command('EHLO client.test'), /^250[- ]/);
   assert.equal(await client.command('RCPT TO:<inbox@mailroom.test>'), '503 5.5.1 Error: need MAIL command');
   assert.equal(await client.quit(), '221 2.0.0 Bye');
+});
+
+test('TLS 1.0 and 1.1 are refused (RFC 8996); TLS 1.2 and 1.3 are offered', async () => {
+  const handshake = async (version: SecureVersion) => {
+    const client = await openSmtpConversation(server.smtpPort);
+    assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+    try {
+      // The client's own floor (OpenSSL's security level) lowered, so that only the server's decides.
+      await client.startTls('', { minVersion: version, maxVersion: version, ciphers: 'DEFAULT:@SECLEVEL=0' });
+      return `${client.tlsProtocol()} ${client.tlsCipher()}`;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code;
+    } finally {
+      await client.destroy();
+    }
+  };
+  assert.equal(await handshake('TLSv1'), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  assert.equal(await handshake('TLSv1.1'), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  assert.equal(await handshake('TLSv1.2'), 'TLSv1.2 ECDHE-ECDSA-AES128-GCM-SHA256');
+  assert.equal(await handshake('TLSv1.3'), 'TLSv1.3 TLS_AES_256_GCM_SHA384');
 });
 
 /** The certificate a STARTTLS to `app` is served. */
