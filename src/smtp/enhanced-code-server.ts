@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { earlierFromSameClient } from './client-address.ts';
-import type { SmtpObserver } from './smtp-receiver.ts';
+import type { SmtpObserver, SmtpRefusalReason } from './smtp-receiver.ts';
 import { beforeStartTls } from './tls-material.ts';
 
 /** An SMTP error whose text starts with its own enhanced status code (see `EnhancedCodeServer`). */
@@ -10,6 +10,9 @@ export function smtpError(code: number, text: string): Error {
 }
 
 const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
+/** Syntax and sequence errors (500-504, 555) one connection may have before it is closed, as Postfix and Exim do. */
+const MAX_ERRORS = 20;
+const TOO_MANY_ERRORS = '4.7.0 Too many errors, closing connection';
 export const SHUTTING_DOWN = '4.3.2 Server shutting down';
 
 /** How the reply to an accepted message starts (see `EnhancedCodeServer`, which sends it without delay). */
@@ -35,6 +38,7 @@ export class EnhancedCodeServer extends SMTPServer {
     for (const entry of (this as unknown as { connections: Set<typeof connection> }).connections) connection = entry;
     if (!connection) return;
     const send = connection.send.bind(connection);
+    let errors = 0;
     connection.send = (code, data, context) => {
       // Replies to pipelined commands (MAIL, RCPT, DATA arrive in one packet) share one write: the first corks the
       // socket until the next turn of the event loop, since each write is a system call. The reply that ends a
@@ -47,6 +51,9 @@ export class EnhancedCodeServer extends SMTPServer {
       }
       send(code, data, typeof data === 'string' && /^[245]\.\d{1,3}\.\d{1,3} /.test(data) ? false : context);
       if (endsMessage && socket.writableCorked) socket.uncork();
+      if (((code >= 500 && code <= 504) || code === 555) && ++errors === MAX_ERRORS) {
+        this.cut(connection!.id, TOO_MANY_ERRORS, 'too_many_errors');
+      }
     };
     beforeStartTls(connection, () => this.tlsCurrent());
     if (this.connectionTimeoutMs > 0) {
@@ -89,10 +96,14 @@ export class EnhancedCodeServer extends SMTPServer {
     }
   }
 
-  /** Answers 421 with `text` and closes the session's connection, without waiting for the client. */
-  cut(sessionId: string, text: string) {
+  /**
+   * Answers 421 with `text` and closes the session's connection, without waiting for the client; a limit's cut is
+   * counted as a refusal for `reason`.
+   */
+  cut(sessionId: string, text: string, reason?: SmtpRefusalReason) {
     for (const connection of this.connections) {
       if (connection.id !== sessionId) continue;
+      if (reason) this.observer?.refused(reason);
       const socket = connection._socket;
       // smtp-server ends the socket after a 421; destroying it once the reply is out ends the DATA stream too.
       connection.send(421, text);

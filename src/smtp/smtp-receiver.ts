@@ -17,6 +17,7 @@ export type SmtpRefusalReason =
   | 'too_many_connections'
   | 'too_slow'
   | 'too_many_refusals'
+  | 'too_many_errors'
   | 'insufficient_storage'
   | 'temporary_failure';
 
@@ -160,8 +161,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     };
     const rate = watchDataRate(() => {
       logger.info({ session: session.id, clientIp: session.remoteAddress }, 'smtp data too slow, connection cut');
-      observer?.refused('too_slow');
-      server.cut(session.id, TOO_SLOW);
+      server.cut(session.id, TOO_SLOW, 'too_slow');
     });
     stream.on('data', (chunk: Buffer) => {
       rate.received(chunk.length);
@@ -275,8 +275,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           refusedRecipients.set(session, refused);
           if (refused < MAX_REFUSED_RECIPIENTS) return;
           logger.info({ session: session.id, clientIp: session.remoteAddress }, 'smtp too many refused recipients');
-          observer?.refused('too_many_refusals');
-          server.cut(session.id, TOO_MANY_REFUSALS);
+          server.cut(session.id, TOO_MANY_REFUSALS, 'too_many_refusals');
         },
         (error) => {
           logger[failureLevel(error)]({ err: error, recipient: address.address }, 'routing failed');

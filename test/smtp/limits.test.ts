@@ -264,3 +264,36 @@ test('SMTP_MAX_BUFFERED_BYTES: a message that would pass what all connections ma
     await dns.close();
   }
 });
+
+test('the 20th syntax or sequence error a connection has is followed by 421 4.7.0 and a close', async () => {
+  const server = await startTestApp({ DNS_SERVERS: '127.0.0.1:9' });
+  try {
+    const client = await openSmtpConversation(server.smtpPort);
+    // Errors of every kind count together, for the whole connection; answers that are not errors do not reset them.
+    assert.equal(await client.command('MAIL FROM:<ann@sender.test>'), '503 5.5.1 Error: send HELO/EHLO first');
+    assert.match(await client.command('EHLO client.test'), /^250[- ]/);
+    assert.equal(await client.command('RCPT TO:<inbox@limits.test>'), '503 5.5.1 Error: need MAIL command');
+    assert.equal(await client.command('BOGUS'), '500 5.5.2 Error: command not recognized');
+    assert.equal(
+      await client.command('MAIL FROM:<ann@sender.test> NOTIFY=NEVER'),
+      '555 5.5.4 Unsupported parameter NOTIFY',
+    );
+    for (let error = 5; error <= 19; error++) {
+      assert.equal(await client.command('MAIL FROM:<ann@'), '501 5.1.7 Error: Bad sender address syntax');
+      assert.equal(await client.command('NOOP'), '250 2.0.0 OK');
+    }
+    assert.equal(await client.command('MAIL FROM:<ann@sender.test>'), '250 2.1.0 Accepted');
+    assert.equal(await client.command('MAIL FROM:<ann@sender.test>'), '503 5.5.1 Error: nested MAIL command');
+    assert.equal(await client.reply(), '421 4.7.0 Too many errors, closing connection');
+    await client.closed;
+
+    // Another connection starts with none.
+    const next = await openSmtpConversation(server.smtpPort);
+    assert.match(await next.command('EHLO client.test'), /^250[- ]/);
+    assert.equal(await next.command('MAIL FROM:<ann@'), '501 5.1.7 Error: Bad sender address syntax');
+    assert.equal(await next.command('MAIL FROM:<ann@sender.test>'), '250 2.1.0 Accepted');
+    assert.match(await next.quit(), /^221 /);
+  } finally {
+    await server.close();
+  }
+});
