@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -28,9 +29,19 @@ const GENERATE_WAIT_MS = 60_000;
 
 /** The certificate first, then the key: a failure names the same file every time. */
 async function readPair(certPath: string, keyPath: string): Promise<TlsFiles> {
-  const read = await identity(certPath, keyPath);
-  const cert = await readFile(certPath);
-  return { cert, key: await readFile(keyPath), certPath, keyPath, read };
+  const [cert, certRead] = await readWithIdentity(certPath);
+  const [key, keyRead] = await readWithIdentity(keyPath);
+  return { cert, key, certPath, keyPath, read: `${certRead} ${keyRead}` };
+}
+
+/** A file's content and the identity of what was read, without a moment between them for a renewal to fall in. */
+async function readWithIdentity(path: string): Promise<[Buffer, string]> {
+  const file = await open(path);
+  try {
+    return [await file.readFile(), fileIdentity(await file.stat())];
+  } finally {
+    await file.close();
+  }
 }
 
 /**
@@ -38,9 +49,10 @@ async function readPair(certPath: string, keyPath: string): Promise<TlsFiles> {
  * `stat` follows).
  */
 async function identity(certPath: string, keyPath: string): Promise<string> {
-  const files = await Promise.all([stat(certPath), stat(keyPath)]);
-  return files.map((file) => `${file.dev}:${file.ino}:${file.size}:${file.mtimeMs}:${file.ctimeMs}`).join(' ');
+  return (await Promise.all([stat(certPath), stat(keyPath)])).map(fileIdentity).join(' ');
 }
+
+const fileIdentity = (file: Stats) => `${file.dev}:${file.ino}:${file.size}:${file.mtimeMs}:${file.ctimeMs}`;
 
 /** What `tlsRenewals` saw last while a file was missing. */
 const GONE = 'gone';
