@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -130,7 +130,7 @@ export async function loadTlsMaterial(options: {
   certPath?: string;
   keyPath?: string;
 }): Promise<TlsFiles> {
-  if (options.certPath && options.keyPath) return readPair(options.certPath, options.keyPath);
+  if (options.certPath && options.keyPath) return checked(await readPair(options.certPath, options.keyPath));
   const dir = join(options.dataDir, 'tls');
   const certPath = join(dir, 'smtp-cert.pem');
   const keyPath = join(dir, 'smtp-key.pem');
@@ -159,6 +159,34 @@ export async function loadTlsMaterial(options: {
     return readPair(certPath, keyPath);
   } finally {
     lock.close();
+  }
+}
+
+/**
+ * The operator's files, once they load as a pair; otherwise OpenSSL's error (a one-line refusal at start), its message
+ * led by the variable whose file is at fault.
+ */
+function checked(files: TlsFiles): TlsFiles {
+  try {
+    createSecureContext({ key: files.key, cert: files.cert });
+    return files;
+  } catch (error) {
+    const fails = (load: () => unknown) => {
+      try {
+        load();
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    const [cert, key] = [`TLS_CERT_PATH ${files.certPath}`, `TLS_KEY_PATH ${files.keyPath}`];
+    const fault = fails(() => new X509Certificate(files.cert))
+      ? `${cert} holds no usable certificate`
+      : fails(() => createPrivateKey(files.key))
+        ? `${key} holds no usable private key`
+        : `the key at ${key} is not the certificate's at ${cert}`;
+    (error as Error).message = `${fault}: ${(error as Error).message}`;
+    throw error;
   }
 }
 

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import type { SecureVersion } from 'node:tls';
 import { promisify } from 'node:util';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { createInstallation, runScript } from '../helpers/process.ts';
 import { openSmtpConversation } from '../helpers/smtp.ts';
 
 const run = promisify(execFile);
@@ -160,5 +161,35 @@ test('the self-signed certificate names MX_HOST in its subjectAltName, and follo
   assert.equal(
     moved.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'),
     first.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'),
+  );
+});
+
+test('a certificate or key that does not load refuses the start in one line naming the file at fault', async () => {
+  const [one, other] = [await makePair('one'), await makePair('other')];
+  const notPem = import.meta.filename;
+  const refusal = async (certPath: string, keyPath: string) => {
+    const installation = await createInstallation({ TLS_CERT_PATH: certPath, TLS_KEY_PATH: keyPath });
+    try {
+      const result = await runScript('src/main.ts', [], installation.env, undefined, 20_000);
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, '');
+      return result.stderr;
+    } finally {
+      await installation.remove();
+    }
+  };
+  const lead = 'Cannot start: the TLS certificate or key is not usable:';
+  assert.equal(
+    await refusal(one.cert, other.key),
+    `${lead} the key at TLS_KEY_PATH ${other.key} is not the certificate's at TLS_CERT_PATH ${one.cert}: ` +
+      'error:05800074:x509 certificate routines::key values mismatch\n',
+  );
+  assert.equal(
+    await refusal(one.key, one.key),
+    `${lead} TLS_CERT_PATH ${one.key} holds no usable certificate: error:0480006C:PEM routines::no start line\n`,
+  );
+  assert.equal(
+    await refusal(one.cert, notPem),
+    `${lead} TLS_KEY_PATH ${notPem} holds no usable private key: error:1E08010C:DECODER routines::unsupported\n`,
   );
 });
