@@ -10,6 +10,7 @@ export function smtpError(code: number, text: string): Error {
 }
 
 const TOO_MANY_FROM_ADDRESS = '4.7.0 Too many connections from your address';
+const CONNECTION_TIMEOUT = '4.4.2 Connection time limit reached, closing connection';
 /** Syntax and sequence errors (500-504, 555) one connection may have before it is closed, as Postfix and Exim do. */
 const MAX_ERRORS = 20;
 const TOO_MANY_ERRORS = '4.7.0 Too many errors, closing connection';
@@ -62,7 +63,8 @@ export class EnhancedCodeServer extends SMTPServer {
       // deadline also forgets itself; unref'd, it never keeps a stopping process alive.
       const deadline = setTimeout(() => {
         this.lifetimes.delete(id);
-        socket.destroy();
+        // A session is told why (RFC 5321 §3.8); a connection refused at its start is only dropped.
+        if (!this.cut(id, CONNECTION_TIMEOUT, 'connection_timeout')) socket.destroy();
       }, this.connectionTimeoutMs);
       deadline.unref();
       this.lifetimes.set(id, deadline);
@@ -98,9 +100,9 @@ export class EnhancedCodeServer extends SMTPServer {
 
   /**
    * Answers 421 with `text` and closes the session's connection, without waiting for the client; a limit's cut is
-   * counted as a refusal for `reason`.
+   * counted as a refusal for `reason`. False when the session is gone already.
    */
-  cut(sessionId: string, text: string, reason?: SmtpRefusalReason) {
+  cut(sessionId: string, text: string, reason?: SmtpRefusalReason): boolean {
     for (const connection of this.connections) {
       if (connection.id !== sessionId) continue;
       if (reason) this.observer?.refused(reason);
@@ -109,7 +111,8 @@ export class EnhancedCodeServer extends SMTPServer {
       connection.send(421, text);
       if (socket.writableFinished) socket.destroy();
       else socket.once('finish', () => socket.destroy());
-      return;
+      return true;
     }
+    return false;
   }
 }

@@ -18,6 +18,7 @@ export type SmtpRefusalReason =
   | 'too_slow'
   | 'too_many_refusals'
   | 'too_many_errors'
+  | 'connection_timeout'
   | 'insufficient_storage'
   | 'temporary_failure';
 

@@ -43,16 +43,20 @@ test('SMTP_IDLE_TIMEOUT_SECONDS: a client that goes silent gets 421 and is disco
   }
 });
 
-test('SMTP_CONNECTION_TIMEOUT_SECONDS: a busy connection is cut when its time is up', async () => {
+test('SMTP_CONNECTION_TIMEOUT_SECONDS: a busy connection gets 421 4.4.2 and is cut when its time is up', async () => {
   const server = await startTestApp({ SMTP_CONNECTION_TIMEOUT_SECONDS: '1', DNS_SERVERS: '127.0.0.1:9' });
   try {
     const client = await openSmtpConversation(server.smtpPort);
     let answered = 0;
     // NOOPs keep the connection from ever being idle; only the connection's deadline can end it.
-    while ((await client.command('NOOP')).startsWith('250')) {
+    let reply = await client.command('NOOP');
+    while (reply.startsWith('250')) {
       answered++;
       await new Promise((resolve) => setTimeout(resolve, 100));
+      reply = await client.command('NOOP');
     }
+    // Told why, as RFC 5321 §3.8 asks of a server that closes the connection.
+    assert.equal(reply, '421 4.4.2 Connection time limit reached, closing connection');
     await client.closed;
     assert.ok(answered >= 3, `the connection was served until its deadline (${answered} NOOPs answered)`);
   } finally {
