@@ -1,3 +1,4 @@
+import { PostgresAdapter } from 'kysely';
 import { Conflict, Invalid } from '../core/index.ts';
 import type { Db, DomainsTable } from '../db/index.ts';
 import { parentDomains } from './domain-name.ts';
@@ -71,4 +72,47 @@ export async function nearestVerifiedAncestor(db: Db, domainName: string) {
     .execute();
   // The nearest verified ancestor is the one the subdomain depends on.
   return candidates.map((name) => rows.find((row) => row.domain === name)).find(Boolean);
+}
+
+function onPostgres(db: Db): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Whether the verified parent a subdomain is about to inherit from is still there, read in the inserting transaction
+ * and kept from deletion until it commits: a delete under way is waited for (PostgreSQL: a key-share lock, which
+ * the delete's row lock excludes; SQLite: the write lock), and a later one then finds the subdomain.
+ */
+export async function holdVerifiedParent(trx: Db, parentId: string): Promise<boolean> {
+  let query = trx.selectFrom('domains').select('id').where('id', '=', parentId).where('status', '=', 'verified');
+  if (onPostgres(trx)) query = query.forKeyShare();
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+/** A verified domain's subdomains inherit their verification from it, so it cannot be deleted while it has any. */
+export async function assertNoDependentSubdomains(db: Db, row: DomainsTable): Promise<void> {
+  const dependents = await db
+    .selectFrom('domains')
+    .select(['id', 'domain', 'status'])
+    .where('parent_domain_id', '=', row.id)
+    .orderBy('domain')
+    .execute();
+  if (dependents.length > 0) {
+    throw new Conflict(
+      `Cannot delete root domain. This domain has ${dependents.length} subdomain(s) that depend on it: ${dependents
+        .map((d) => d.domain)
+        .join(', ')}`,
+      { code: 'DOMAIN_HAS_DEPENDENT_SUBDOMAINS', dependentSubdomains: dependents },
+    );
+  }
+}
+
+/**
+ * Reads the domain about to be deleted in the deleting transaction and keeps out what would depend on it until that
+ * commits (PostgreSQL: a row lock, which the key-share holds of subdomain and address creates wait on or exclude).
+ */
+export async function lockForDelete(trx: Db, accountId: string, id: string): Promise<DomainsTable | undefined> {
+  let query = trx.selectFrom('domains').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+  if (onPostgres(trx)) query = query.forUpdate();
+  return query.executeTakeFirst();
 }

@@ -17,7 +17,14 @@ import {
   type VerificationCheck,
 } from './domain-model.ts';
 import { normalizeDomainName } from './domain-name.ts';
-import { assertAvailable, assertMayIncludeSubdomains, nearestVerifiedAncestor } from './domain-ownership.ts';
+import {
+  assertAvailable,
+  assertMayIncludeSubdomains,
+  assertNoDependentSubdomains,
+  holdVerifiedParent,
+  lockForDelete,
+  nearestVerifiedAncestor,
+} from './domain-ownership.ts';
 import { detectProvider } from './provider-detection.ts';
 
 function isUniqueViolation(error: unknown): boolean {
@@ -105,6 +112,14 @@ export class DomainsService {
         throw new LimitReached('Domain limit reached. Please upgrade your plan to add more domains.');
       }
     }
+    // Null when the parent it would inherit from was deleted meanwhile: without it, the name is decided again.
+    for (;;) {
+      const created = await this.createUnder(accountId, domainName);
+      if (created) return created;
+    }
+  }
+
+  private async createUnder(accountId: string, domainName: string): Promise<CreatedDomain | null> {
     const parent = await nearestVerifiedAncestor(this.db, domainName);
     // Under a verified parent of this account, another account's unverified claim on the name gives way.
     const displaced = await assertAvailable(this.db, accountId, domainName, {
@@ -144,7 +159,8 @@ export class DomainsService {
       ? [mxRecord(domainName, this.settings.mxHost)]
       : plannedRecords(domainName, this.settings.mxHost, token!);
     try {
-      await this.db.transaction().execute(async (trx) => {
+      const stored = await this.db.transaction().execute(async (trx) => {
+        if (parent && !(await holdVerifiedParent(trx, parent.id))) return false;
         if (displaced) {
           // Only while still unverified; had it been verified meanwhile, the insert's unique violation says so.
           const deleted = await trx
@@ -179,7 +195,9 @@ export class DomainsService {
             })),
           )
           .execute();
+        return true;
       });
+      if (!stored) return null;
     } catch (error) {
       if (isUniqueViolation(error)) {
         // Another request took the name meanwhile: say whose it is, and displace nothing now.
@@ -270,22 +288,11 @@ export class DomainsService {
   }
 
   async remove(accountId: string, id: string) {
-    const row = await this.ownedRow(accountId, id);
-    const dependents = await this.db
-      .selectFrom('domains')
-      .select(['id', 'domain', 'status'])
-      .where('parent_domain_id', '=', row.id)
-      .orderBy('domain')
-      .execute();
-    if (dependents.length > 0) {
-      throw new Conflict(
-        `Cannot delete root domain. This domain has ${dependents.length} subdomain(s) that depend on it: ${dependents
-          .map((d) => d.domain)
-          .join(', ')}`,
-        { code: 'DOMAIN_HAS_DEPENDENT_SUBDOMAINS', dependentSubdomains: dependents },
-      );
-    }
     return this.db.transaction().execute(async (trx) => {
+      // Locked first, so that no subdomain or address can come to depend on it between these checks and the delete.
+      const row = await lockForDelete(trx, accountId, id);
+      if (!row) throw new NotFound('Domain not found');
+      await assertNoDependentSubdomains(trx, row);
       // A hold lives on its row: deleting the row would let the mail it keeps expire by the account's period.
       const held = await trx
         .selectFrom('email_addresses')
