@@ -1,3 +1,4 @@
+import { PostgresAdapter } from 'kysely';
 import {
   type Clock,
   Conflict,
@@ -108,6 +109,17 @@ async function holdTargets(trx: Db, accountId: string, ids: { endpointId?: strin
   }
 }
 
+/**
+ * Whether the account's domain an address is about to be stored under is still there, kept from deletion until
+ * `trx` commits: a delete under way is waited for and then finds the address (PostgreSQL: a key-share lock, which
+ * the delete's row lock excludes; SQLite: the transaction holds the write lock).
+ */
+async function holdDomain(trx: Db, accountId: string, domainId: string): Promise<boolean> {
+  let query = trx.selectFrom('domains').select('id').where('id', '=', domainId).where('account_id', '=', accountId);
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) query = query.forKeyShare();
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
 export class EmailAddressesService {
   private readonly db: Db;
   private readonly clock: Clock;
@@ -201,6 +213,7 @@ export class EmailAddressesService {
     const id = newId('addr');
     try {
       await this.db.transaction().execute(async (trx) => {
+        if (!(await holdDomain(trx, accountId, domain.id))) throw new NotFound('Domain not found or access denied');
         await holdTargets(trx, accountId, input);
         const existing = await trx
           .selectFrom('email_addresses')

@@ -58,3 +58,27 @@ test('a subdomain added while its parent is deleted either keeps the parent (409
     if (deleted.status === 409) assert.equal((await api.delete(`/api/v2/domains/${parent.id}`)).status, 200);
   }
 });
+
+test('POST /api/v2/email-addresses while its domain is deleted: 201 then gone, or 404, never a 500', async () => {
+  for (let round = 0; round < 8; round++) {
+    const domain = await createVerifiedDomain(api, dns, `vanishing${round}.test`);
+    const [created, deleted] = await Promise.all([
+      other.post('/api/v2/email-addresses', { address: `in@vanishing${round}.test`, domainId: domain.id }),
+      api.delete(`/api/v2/domains/${domain.id}`),
+    ]);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    if (created.status === 404) {
+      // Found gone when it was to be stored, or (stored, then deleted with its domain) when it was to be shown.
+      assert.ok(
+        ['Domain not found or access denied', 'Email address not found'].includes(created.body.error),
+        JSON.stringify(created.body),
+      );
+    } else {
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      // Created first, it went with its domain, and the delete counted it.
+      assert.equal(deleted.body.deletedResources.emailAddresses, 1, JSON.stringify(deleted.body));
+    }
+    const addresses = await api.get(`/api/v2/email-addresses?domainId=${domain.id}`);
+    assert.deepEqual(addresses.body.data, []);
+  }
+});
