@@ -1,5 +1,5 @@
 import { PostgresAdapter } from 'kysely';
-import { Conflict, Invalid } from '../core/index.ts';
+import { Conflict, Invalid, LimitReached } from '../core/index.ts';
 import type { Db, DomainsTable } from '../db/index.ts';
 import { parentDomains } from './domain-name.ts';
 
@@ -76,6 +76,26 @@ export async function nearestVerifiedAncestor(db: Db, domainName: string) {
 
 function onPostgres(db: Db): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Throws when the account has as many domains as its limit allows. Given the creating transaction, it also makes the
+ * account's other creates wait for it (PostgreSQL: a row lock on the account; SQLite: the transaction's write lock),
+ * so that concurrent creates each count the others' domains.
+ */
+export async function assertWithinDomainLimit(db: Db, accountId: string, inTransaction = false): Promise<void> {
+  let query = db.selectFrom('accounts').select('domain_limit').where('id', '=', accountId);
+  if (inTransaction && onPostgres(db)) query = query.forNoKeyUpdate();
+  const account = await query.executeTakeFirstOrThrow();
+  if (account.domain_limit === null) return;
+  const owned = await db
+    .selectFrom('domains')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  if (Number(owned.n) >= account.domain_limit) {
+    throw new LimitReached('Domain limit reached. Please upgrade your plan to add more domains.');
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type Clock, Conflict, Invalid, isoNow, LimitReached, NotFound, newId, randomHex } from '../core/index.ts';
+import { type Clock, Conflict, Invalid, isoNow, NotFound, newId, randomHex } from '../core/index.ts';
 import { type Db, type DomainsTable, fromFlag, toFlag } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { findDnsConflict, mxRecord, type PlannedRecord, plannedRecords, wildcardMxRecord } from './dns-records.ts';
@@ -21,6 +21,7 @@ import {
   assertAvailable,
   assertMayIncludeSubdomains,
   assertNoDependentSubdomains,
+  assertWithinDomainLimit,
   holdVerifiedParent,
   lockForDelete,
   nearestVerifiedAncestor,
@@ -97,21 +98,7 @@ export class DomainsService {
     const domainName = normalizeDomainName(name);
     if (!domainName) throw new Invalid('Invalid domain format');
 
-    const account = await this.db
-      .selectFrom('accounts')
-      .select('domain_limit')
-      .where('id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    if (account.domain_limit !== null) {
-      const owned = await this.db
-        .selectFrom('domains')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('account_id', '=', accountId)
-        .executeTakeFirstOrThrow();
-      if (Number(owned.n) >= account.domain_limit) {
-        throw new LimitReached('Domain limit reached. Please upgrade your plan to add more domains.');
-      }
-    }
+    await assertWithinDomainLimit(this.db, accountId);
     // Null when the parent it would inherit from was deleted meanwhile: without it, the name is decided again.
     for (;;) {
       const created = await this.createUnder(accountId, domainName);
@@ -160,6 +147,7 @@ export class DomainsService {
       : plannedRecords(domainName, this.settings.mxHost, token!);
     try {
       const stored = await this.db.transaction().execute(async (trx) => {
+        await assertWithinDomainLimit(trx, accountId, true);
         if (parent && !(await holdVerifiedParent(trx, parent.id))) return false;
         if (displaced) {
           // Only while still unverified; had it been verified meanwhile, the insert's unique violation says so.

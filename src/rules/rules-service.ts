@@ -1,3 +1,4 @@
+import { PostgresAdapter } from 'kysely';
 import { type Clock, Invalid, isoNow, LimitReached, NotFound, newId, type Page } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
@@ -98,31 +99,38 @@ export class RulesService {
     const conditions = validateConditions(input.conditions);
     const action = await this.checkedAction(accountId, input.action);
     const priority = input.priority === undefined ? DEFAULT_PRIORITY : validatePriority(input.priority);
-    const rules = await this.#db
-      .selectFrom('rules')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    if (Number(rules.n) >= MAX_RULES_PER_ACCOUNT) {
-      throw new LimitReached(`Rule limit reached: an account can have at most ${MAX_RULES_PER_ACCOUNT} rules`);
-    }
     const now = isoNow(this.#clock);
     const id = newId('rule');
-    await this.#db
-      .insertInto('rules')
-      .values({
-        id,
-        account_id: accountId,
-        name,
-        description: input.description?.trim() || null,
-        is_active: input.isActive === false ? 0 : 1,
-        priority,
-        conditions_json: JSON.stringify(conditions),
-        ...actionColumns(action),
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    await this.#db.transaction().execute(async (trx) => {
+      // The account's other creates wait for this one (PostgreSQL: its row lock; SQLite: the write lock), so that
+      // each counts the others' rules.
+      let account = trx.selectFrom('accounts').select('id').where('id', '=', accountId);
+      if (trx.getExecutor().adapter instanceof PostgresAdapter) account = account.forNoKeyUpdate();
+      await account.executeTakeFirstOrThrow();
+      const rules = await trx
+        .selectFrom('rules')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
+      if (Number(rules.n) >= MAX_RULES_PER_ACCOUNT) {
+        throw new LimitReached(`Rule limit reached: an account can have at most ${MAX_RULES_PER_ACCOUNT} rules`);
+      }
+      await trx
+        .insertInto('rules')
+        .values({
+          id,
+          account_id: accountId,
+          name,
+          description: input.description?.trim() || null,
+          is_active: input.isActive === false ? 0 : 1,
+          priority,
+          conditions_json: JSON.stringify(conditions),
+          ...actionColumns(action),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    });
     this.#evaluator.invalidate(accountId);
     return this.get(accountId, id);
   }
