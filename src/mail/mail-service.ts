@@ -260,7 +260,9 @@ export class MailService {
     await this.find(accountId, id);
     await this.#apply(accountId, [id], change);
     const [state] = await this.#states(accountId, [id]);
-    return state!;
+    // Erased (or expired) since it was found: it is gone, as it would have been a moment earlier.
+    if (!state) throw new NotFound('Email not found');
+    return state;
   }
 
   /** The same for up to BULK_MAX emails; ids of other accounts or unknown ids are skipped. */
