@@ -189,6 +189,26 @@ class Batch {
     for (const [accountId, ids] of idsByAccount) {
       this.stored.push(...(await storedByMessageId(trx, { accountId, messageIds: [...ids] })));
     }
+    if (trx.getExecutor().adapter instanceof PostgresAdapter) await this.lockThreads(trx);
+  }
+
+  /**
+   * PostgreSQL: locks the threads the batch may join, in id order as the eraser does, and takes their message counts
+   * again. Another process may have added to one since the read above, or be adding now: positions then follow its
+   * count rather than repeat it, and a thread erased meanwhile is gone here too (its joiner starts a new one).
+   */
+  private async lockThreads(trx: Transaction<Database>): Promise<void> {
+    const ids = [...new Set(this.stored.flatMap((row) => (row.thread_id ? [row.thread_id] : [])))].sort();
+    if (ids.length === 0) return;
+    const rows = await trx
+      .selectFrom('threads')
+      .select(['id', 'message_count'])
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    const counts = new Map(rows.map((row) => [row.id, row.message_count]));
+    for (const row of this.stored) if (row.thread_id !== null) row.message_count = counts.get(row.thread_id) ?? null;
   }
 
   /** The account's stored emails with any of `messageIds`, each with its thread's current message count. */
