@@ -119,18 +119,26 @@ export class AccountsService {
 
   /** Issues another key for the account through the API: 403 once it holds MAX_ACTIVE_KEYS_PER_ACCOUNT. */
   async issueAdditionalKey(account: Pick<Account, 'id' | 'name'>): Promise<IssuedKey> {
-    const active = await this.db
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('account_id', '=', account.id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    if (Number(active.n) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) {
-      throw new LimitReached(
-        `API key limit reached: an account can have at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active keys; revoke one first`,
-      );
-    }
-    return this.issueKey(account);
+    return this.db.transaction().execute(async (trx) => {
+      // Writing the account row first serialises the account's concurrent issues, so each counts the others' keys.
+      await trx
+        .updateTable('accounts')
+        .set((eb) => ({ name: eb.ref('name') }))
+        .where('id', '=', account.id)
+        .execute();
+      const active = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', account.id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      if (Number(active.n) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) {
+        throw new LimitReached(
+          `API key limit reached: an account can have at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active keys; revoke one first`,
+        );
+      }
+      return this.issueKey(account, trx);
+    });
   }
 
   /** The keys of one account, or of every account when `accountId` is null (the operator's CLI), oldest first. */

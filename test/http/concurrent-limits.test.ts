@@ -65,3 +65,18 @@ test('POST /api/e2/guard at once past 200 rules: exactly 200 exist, the rest are
   );
   assert.equal((await api!.get('/api/e2/guard?limit=1')).body.pagination.total, 200);
 });
+
+test('POST /api/v2/keys at once past 50 active keys: exactly 50 are active, the rest are 403', async () => {
+  // The account's first key, and 45 more: 4 short of the limit.
+  const key = await first.newAccountKey('many-keys');
+  const [api, other] = clients(key);
+  for (let count = 1; count < 46; count++) assert.equal((await api!.post('/api/v2/keys')).status, 201);
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, n) => [api, other][n % 2]!.post('/api/v2/keys')));
+  assert.deepEqual(
+    answers.map((answer) => answer.status).sort(),
+    [201, 201, 201, 201, 403, 403, 403, 403],
+    JSON.stringify(answers.map((answer) => answer.body.error ?? answer.body.id)),
+  );
+  const keys = await api!.get('/api/v2/keys');
+  assert.equal(keys.body.data.filter((k: { revokedAt: string | null }) => k.revokedAt === null).length, 50);
+});
