@@ -1,4 +1,4 @@
-import { newId } from '../core/index.ts';
+import { NotFound, newId } from '../core/index.ts';
 import { type Db, insertRow } from '../db/index.ts';
 import type { EndpointType } from '../endpoints/index.ts';
 import type { StoredEmail } from '../mail/index.ts';
@@ -28,19 +28,24 @@ export interface JobLease {
 }
 
 /**
- * Queues a job that delivers one email to one target, in the caller's transaction when it is given one: the API
- * queues an email's delivery to another endpoint this way; ingest inserts its jobs' rows (deliveryJobRow) with the
- * email rows of its batch.
+ * Queues a job that delivers one email to one target unless the email has one there already (one delivery per email
+ * and target), as a request made at the same time may have just inserted: the API queues an email's delivery to
+ * another endpoint this way; ingest inserts its jobs' rows (deliveryJobRow) with the email rows of its batch.
+ * NotFound when the email is gone, erased since the caller found it.
  */
 export async function insertDeliveryJob(
   db: Db,
   job: { accountId: string; emailId: string; target: JobTarget },
   now: string,
-  lease?: JobLease,
-): Promise<DeliveryJob> {
-  const row = deliveryJobRow(job, now, lease);
-  await insertRow(db, 'deliveries', row);
-  return row;
+): Promise<void> {
+  try {
+    await insertRow(db, 'deliveries', deliveryJobRow(job, now));
+  } catch (error) {
+    const { code, message = '' } = error as { code?: string; message?: string };
+    if (code === '23505' || /UNIQUE constraint failed/i.test(message)) return;
+    if (code === '23503' || /FOREIGN KEY constraint failed/i.test(message)) throw new NotFound('Email not found');
+    throw error;
+  }
 }
 
 /**

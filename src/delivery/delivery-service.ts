@@ -97,16 +97,19 @@ export class DeliveryService {
     } else if (which.endpointId) {
       const target = await this.targets.loadEndpoint(accountId, which.endpointId);
       if (!target?.isActive) throw new NotFound('Endpoint not found or is inactive');
-      const row = await deliveries.where('target_id', '=', target.id).executeTakeFirst();
+      const existing = () => deliveries.where('target_id', '=', target.id).executeTakeFirst();
       const endpointType = target.kind === 'webhook' ? 'webhook' : target.endpointType;
-      chosen = [
-        row ??
-          (await insertDeliveryJob(
-            this.db,
-            { accountId, emailId, target: { targetType: 'endpoint', targetId: target.id, endpointType } },
-            this.clock.now().toISOString(),
-          )),
-      ];
+      if (!(await existing())) {
+        await insertDeliveryJob(
+          this.db,
+          { accountId, emailId, target: { targetType: 'endpoint', targetId: target.id, endpointType } },
+          this.clock.now().toISOString(),
+        );
+      }
+      // Ours or a concurrent request's; none when the email was erased since.
+      const row = await existing();
+      if (!row) throw new NotFound('Email not found');
+      chosen = [row];
     } else {
       const rows = await deliveries.execute();
       if (rows.length === 0) throw new NotFound('Delivery not found for this email');
