@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
 import { type Database, type EmailsTable, insertTables, preparedQuery, type ThreadsTable } from '../db/index.ts';
 import { type DeliveryJob, deliveryJobRow, type JobLease, type JobTarget } from '../delivery/index.ts';
@@ -156,6 +156,19 @@ function searchVectors(message: PreparedMessage, first: EmailsTable): (row: Emai
   return (row) => vectorFor(`${row.recipient} ${headerRecipients}`);
 }
 
+/**
+ * PostgreSQL: a transaction lock per account and Message-ID the batch looks up, taken in one order, so that another
+ * process storing the same message at once (a sender retrying at another MX) waits for this commit and then finds
+ * the copy, rather than both reading none and storing it twice.
+ */
+async function lockMessageIds(trx: Transaction<Database>, idsByAccount: Map<string, Set<string>>): Promise<void> {
+  const keys = [...idsByAccount].flatMap(([accountId, ids]) => [...ids].map((id) => `${accountId} ${id}`));
+  if (keys.length === 0) return;
+  await sql`select pg_advisory_xact_lock(k) from (select distinct hashtextextended(key, 0) as k from unnest(${keys}::text[]) as key order by k) as locks`.execute(
+    trx,
+  );
+}
+
 /** A stored email that ingest's lookups can find: read from the database, or stored earlier in this batch. */
 type StoredRow = StoredCopy & Pick<EmailsTable, 'message_id' | 'thread_id'> & { message_count: number | null };
 
@@ -186,10 +199,12 @@ class Batch {
         idsByAccount.set(route.accountId, set);
       }
     }
+    const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+    if (postgres) await lockMessageIds(trx, idsByAccount);
     for (const [accountId, ids] of idsByAccount) {
       this.stored.push(...(await storedByMessageId(trx, { accountId, messageIds: [...ids] })));
     }
-    if (trx.getExecutor().adapter instanceof PostgresAdapter) await this.lockThreads(trx);
+    if (postgres) await this.lockThreads(trx);
   }
 
   /**

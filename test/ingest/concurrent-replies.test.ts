@@ -78,3 +78,23 @@ test('replies to one thread stored at once are counted each, at positions 1 to N
     );
   }
 });
+
+test('one message delivered to both processes at once (a sender retrying elsewhere) is stored once', async () => {
+  for (let round = 0; round < 4; round++) {
+    const copy = `Subject: Invoice ${round}\r\nMessage-ID: <invoice${round}@sender.test>`;
+    const copies = await Promise.all([
+      allButTheDot(first.smtpPort, copy),
+      allButTheDot((second ?? first).smtpPort, copy),
+    ]);
+    const replies = await Promise.all(copies.map(endMessage));
+    const ids = replies.map((reply) => /queued as (\S+)/.exec(reply)?.[1]);
+    assert.equal(ids[0], ids[1], JSON.stringify(replies));
+    const stored = await api.get('/api/v2/mail?limit=100');
+    assert.deepEqual(
+      stored.body.emails
+        .filter((email: { subject: string }) => email.subject === `Invoice ${round}`)
+        .map((email: { id: string }) => email.id),
+      [ids[0]],
+    );
+  }
+});
