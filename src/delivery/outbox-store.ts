@@ -265,21 +265,27 @@ export class OutboxStore {
   }
 
   /**
-   * The forward recipients the job's latest attempt reached (sent, or skipped as sent before), lower-cased, so a
-   * retry skips them. None when that attempt succeeded: a finished job runs again only when resent, to everyone.
+   * The forward recipients the job's attempts since its last success reached (sent, or skipped as sent before),
+   * lower-cased, so a retry skips them. None when the latest succeeded: a finished job runs again only when resent,
+   * to everyone.
    */
   async recipientsReached(deliveryId: string): Promise<string[]> {
-    const row = await this.db
+    const rows = await this.db
       .selectFrom('delivery_attempts')
       .select(['recipients', 'success'])
       .where('delivery_id', '=', deliveryId)
       .orderBy('attempt', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    if (!row?.recipients || fromFlag(row.success)) return [];
-    return (JSON.parse(row.recipients) as NonNullable<AttemptRecord['recipients']>)
-      .filter((recipient) => recipient.status === 'sent' || recipient.status === 'skipped')
-      .map((recipient) => recipient.address.toLowerCase());
+      .execute();
+    const reached = new Set<string>();
+    // Not the latest alone: a member left out of one attempt (removed from the group, then added back) was still
+    // reached by an earlier one.
+    for (const row of rows) {
+      if (fromFlag(row.success)) break;
+      for (const recipient of JSON.parse(row.recipients ?? '[]') as NonNullable<AttemptRecord['recipients']>) {
+        if (recipient.status === 'sent' || recipient.status === 'skipped') reached.add(recipient.address.toLowerCase());
+      }
+    }
+    return [...reached];
   }
 }
 

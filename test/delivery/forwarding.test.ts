@@ -242,6 +242,34 @@ describe('forwarding through a relay (SMTP_RELAY_URL) on loopback', () => {
     assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), members);
   });
 
+  test('a member that was sent the message, removed and added back before a retry, is not sent it twice', async () => {
+    const { address, endpoint } = await forwardingAddress('email_group', { emails: ['m1@team.test', 'm2@team.test'] });
+    sink.refuse('m2@team.test', 550, 2);
+    const emailId = await deliver(address);
+    const first = await waitForDelivery(api, emailId);
+    assert.deepEqual([first.status, first.attempts], ['failed', 1]);
+    const retry = async (emails: string[], attempts: number) => {
+      const changed = await api.put(`/api/v2/endpoints/${endpoint.id}`, { config: { emails } });
+      assert.equal(changed.status, 200, JSON.stringify(changed.body));
+      const retried = await api.post(`/api/v2/emails/${emailId}/retry-delivery`, { deliveryId: first.id });
+      assert.equal(retried.status, 200, JSON.stringify(retried.body));
+      return waitForDelivery(api, emailId, (d) => d.attempts === attempts && d.status !== 'pending');
+    };
+    assert.equal((await retry(['m2@team.test'], 2)).status, 'failed');
+    const last = await retry(['m1@team.test', 'm2@team.test'], 3);
+    assert.deepEqual(
+      [last.status, last.attemptLog[2]!.recipients!.map((r) => [r.address, r.status])],
+      [
+        'success',
+        [
+          ['m1@team.test', 'skipped'],
+          ['m2@team.test', 'sent'],
+        ],
+      ],
+    );
+    assert.deepEqual(sink.messages.map((m) => m.rcptTo[0]).sort(), ['m1@team.test', 'm2@team.test']);
+  });
+
   test('POST /emails/{id}/resend sends a forward that succeeded to every member again, not "skipped"', async () => {
     const members = ['r1@team.test', 'r2@team.test'];
     const { address, endpoint } = await forwardingAddress('email_group', { emails: members });
