@@ -13,6 +13,8 @@ export async function backUpFsBlobStore(root: string, target: string): Promise<{
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   });
+  // Made even with no file to copy: a store that holds none yet is still restored as an empty directory.
+  await mkdir(target, { recursive: true });
   const dirs = new Set<string>([target]);
   let files = 0;
   let bytes = 0;

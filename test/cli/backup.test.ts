@@ -88,6 +88,35 @@ describe('mailroom backup on SQLite', { skip: Boolean(TEST_DATABASE_URL) }, () =
     }
   });
 
+  test('an installation with no mail yet backs up to a DATA_DIR too', async () => {
+    const installation = await createInstallation({ MAILROOM_API_KEY: API_KEY });
+    const target = join(scratch, 'of-a-new-installation');
+    try {
+      const first = await startServerProcess(installation.env);
+      await first.stop('SIGTERM');
+      const backup = await runScript('src/cli.ts', ['backup', target], installation.env);
+      assert.equal(backup.stderr, '');
+      assert.equal(backup.code, 0);
+      assert.match(
+        backup.stdout,
+        new RegExp(
+          `^Backed up DATA_DIR ${installation.dataDir} to ${target}: the database \\(\\d+\\.\\d MB\\) and 0 blob ` +
+            `files \\(0\\.0 MB\\)\\. To restore it, start Mailroom with DATA_DIR=${target}\\n$`,
+        ),
+      );
+      const restored = await startServerProcess({ ...installation.env, DATA_DIR: target, SMTP_PORT: '0' });
+      try {
+        const list = await apiClient(restored.httpUrl, API_KEY).get('/api/v2/mail?limit=10');
+        assert.deepEqual([list.status, list.body.emails], [200, []]);
+        assert.equal(await restored.stop('SIGTERM'), 0);
+      } finally {
+        restored.child.kill('SIGKILL');
+      }
+    } finally {
+      await installation.remove();
+    }
+  });
+
   test('it refuses a directory that is not empty, one inside DATA_DIR and a DATA_DIR with no installation', async () => {
     const installation = await createInstallation();
     try {
