@@ -16,7 +16,9 @@ const bare = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /**
  * A DNS server on 127.0.0.1 (UDP, a free port) that answers for one domain and the names under it from the records
- * published to it. Every other name is REFUSED: Mailroom asks DNS_SERVERS everything, and the sandbox works offline.
+ * published to it. Every other name is REFUSED (Mailroom asks DNS_SERVERS everything, and the sandbox works offline),
+ * but for its addresses, which do not exist here (NXDOMAIN): a webhook host then falls back to the system resolver
+ * (`localhost`, /etc/hosts), where REFUSED would fail every webhook by name.
  */
 export async function startSandboxDns(domain: string) {
   const zone = new Map<string, ZoneRecord[]>();
@@ -29,8 +31,9 @@ export async function startSandboxDns(domain: string) {
       const [question] = request.questions;
       const name = question ? bare(question.name) : '';
       const records = zone.get(name);
-      if (!question || !inZone(name)) header.rcode = REFUSED;
-      else if (!records && name !== domain) header.rcode = NXDOMAIN;
+      const hostQuestion = question?.type === Packet.TYPE.A || question?.type === Packet.TYPE.AAAA;
+      if (!question || (!inZone(name) && !hostQuestion)) header.rcode = REFUSED;
+      else if (!inZone(name) || (!records && name !== domain)) header.rcode = NXDOMAIN;
       for (const record of records ?? []) {
         const base = { name: question!.name, class: Packet.CLASS.IN, ttl: 60 };
         if (record.recordType === 'TXT' && question!.type === Packet.TYPE.TXT) {

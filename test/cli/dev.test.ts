@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { apiClient } from '../helpers/http.ts';
 import { runScript, startServerProcess } from '../helpers/process.ts';
 import { sendMail } from '../helpers/smtp.ts';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /** What a user's shell gives `npx mailroom dev`: no DNS server, no Mailroom variables but the two ports. */
 const USER_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', SMTP_PORT: '0' };
@@ -71,6 +72,38 @@ test('mailroom dev: on an empty folder the printed swaks line delivers a mail th
     assert.equal(await dev.stop(), 0);
   } finally {
     dev.child.kill('SIGKILL');
+    await rm(folder, { recursive: true, force: true });
+  }
+});
+
+test('mailroom dev: a webhook at localhost, as in the README tour, gets the test event and the mail', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'mailroom-dev-'));
+  const receiver = await startWebhookReceiver();
+  const dev = await startDev(folder);
+  try {
+    const sandbox = printed(dev.stdout());
+    const api = apiClient(sandbox.http, sandbox.key);
+    const url = `http://localhost:${receiver.port}/hook`;
+    const endpoint = await api.post('/api/v2/endpoints', { name: 'local', type: 'webhook', config: { url } });
+    assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
+    const tested = await api.post(`/api/v2/endpoints/${endpoint.body.id}/test`, {});
+    assert.deepEqual([tested.body.success, tested.body.statusCode], [true, 200], JSON.stringify(tested.body));
+    const inbox = (await api.get('/api/v2/email-addresses')).body.data[0];
+    assert.equal((await api.put(`/api/v2/email-addresses/${inbox.id}`, { endpointId: endpoint.body.id })).status, 200);
+    const sent = await sendMail({ host: sandbox.host, port: sandbox.port, to: sandbox.to, subject: 'Hello' });
+    assert.equal(sent.ok, true, sent.response);
+    await receiver.waitForRequests(2);
+    assert.deepEqual(
+      receiver.requests.map((request) => JSON.parse(request.body).email.subject),
+      ['Test webhook from Mailroom', 'Hello'],
+    );
+    // Only addresses fall back to the system resolver: the sender's records are still not asked of the Internet.
+    const stored = await api.get(`/api/v2/mail/${JSON.parse(receiver.requests[1]!.body).email.id}`);
+    assert.deepEqual([stored.body.security.spf, stored.body.security.dmarc], ['TEMPERROR', 'TEMPERROR']);
+    assert.equal(await dev.stop(), 0);
+  } finally {
+    dev.child.kill('SIGKILL');
+    await receiver.stop();
     await rm(folder, { recursive: true, force: true });
   }
 });
