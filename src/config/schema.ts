@@ -106,7 +106,7 @@ export const EnvSchema = Type.Object({
   SMTP_IDLE_TIMEOUT_SECONDS: Seconds(60),
   /** A connection is closed after this long, whatever it is doing. */
   SMTP_CONNECTION_TIMEOUT_SECONDS: Seconds(600),
-  /** Worker threads that parse received mail and compute its verdicts; unset means one per CPU. */
+  /** Worker threads that parse received mail and compute its verdicts; unset: one fewer than the CPUs, at least 1. */
   INGEST_WORKERS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
   /** SpamAssassin's spamd, `spamd://host[:port]` (port 783 by default); unset leaves spam verdicts DISABLED. */
   SPAMD_URL: Type.Optional(Type.String({ pattern: '^spamd://[^/?#@]+/?$', description: 'spamd://host[:port]' })),
