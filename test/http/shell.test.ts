@@ -187,6 +187,24 @@ describe('health and documentation', () => {
     });
   });
 
+  test('every operation documents the 401 it answers without a key', async () => {
+    const undocumented: string[] = [];
+    for (const family of ['e2', 'v2']) {
+      const { paths } = (await apiClient(server.baseUrl).get(`/api/${family}/openapi.json`)).body as {
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      };
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, { responses }] of Object.entries(operations)) {
+          const url = path.replace(/\{[^}]+\}/g, 'x');
+          const answer = await apiClient(server.baseUrl).call(method.toUpperCase(), url);
+          assert.equal(answer.status, 401, `${method} ${path}`);
+          if (!responses['401']) undocumented.push(`${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+    assert.deepEqual(undocumented, []);
+  });
+
   test('the e2 document carries version 2.0.0', async () => {
     const response = await apiClient(server.baseUrl).get('/api/e2/openapi.json');
     assert.equal(response.body.info.version, '2.0.0');

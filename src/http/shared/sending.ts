@@ -17,7 +17,8 @@ function notSupported(app: Api, tags: Tags, method: 'GET' | 'POST' | 'DELETE', u
   app.route({
     method,
     url,
-    schema: { tags, summary, description: 'Not supported: answers 501.', response: { 501: ErrorBody } },
+    // 401 first: like every route of the family, these ask for a key before saying they are not supported.
+    schema: { tags, summary, description: 'Not supported: answers 501.', response: { 401: ErrorBody, 501: ErrorBody } },
     handler: async () => {
       throw new NotSupported(SENDING_NOT_SUPPORTED);
     },
