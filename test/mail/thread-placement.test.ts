@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { type MailWorld, rawMessage, startMailWorld } from './setup.ts';
+
+let world: MailWorld;
+/** A second instance on the same PostgreSQL schema; on SQLite the first again. */
+let second: TestApp | undefined;
+
+before(async () => {
+  world = await startMailWorld(['team@placement.test']);
+  const database = world.server.app.config.database;
+  if (TEST_DATABASE_URL && database.kind === 'postgres') {
+    second = await startTestApp({ DNS_SERVERS: world.dns.address, DATABASE_SCHEMA: database.schema! });
+  }
+});
+after(async () => {
+  await second?.close();
+  await world.close();
+});
+
+function message(headers: Record<string, string>, body = 'Hello\n') {
+  return rawMessage({ From: 'pat@partner.test', To: 'team@placement.test', ...headers }, body);
+}
+
+async function positionsOf(threadId: string) {
+  const thread = await world.api.get(`/api/e2/mail/threads/${threadId}`);
+  assert.equal(thread.status, 200, JSON.stringify(thread.body));
+  return {
+    count: thread.body.thread.message_count,
+    positions: thread.body.messages
+      .map((m: { thread_position: number }) => m.thread_position)
+      .sort((a: number, b: number) => a - b),
+  };
+}
+
+test('replies to one parent arriving at once get positions 1 to n and the thread counts them all', async () => {
+  const [root] = await world.deliver({
+    from: 'pat@partner.test',
+    to: 'team@placement.test',
+    raw: message({ Subject: 'Rota', 'Message-ID': '<rota@partner.test>' }),
+  });
+  const { threadId } = (await world.api.get(`/api/v2/mail/${root}`)).body;
+  const ports = [world.server.smtpPort, (second ?? world.server).smtpPort];
+  // Within the ten connections an address may hold at once (SMTP_MAX_CONNECTIONS_PER_IP).
+  const replies = 10;
+  const sent = await Promise.all(
+    Array.from({ length: replies }, (_, index) =>
+      sendMail({
+        port: ports[index % 2]!,
+        from: 'pat@partner.test',
+        to: 'team@placement.test',
+        raw: message(
+          {
+            Subject: 'Re: Rota',
+            'Message-ID': `<rota-${index}@partner.test>`,
+            'In-Reply-To': '<rota@partner.test>',
+            References: '<rota@partner.test>',
+          },
+          `Reply ${index}\n`,
+        ),
+      }),
+    ),
+  );
+  assert.deepEqual(
+    sent.map((result) => result.ok),
+    sent.map(() => true),
+  );
+  for (const result of sent) {
+    assert.equal((await world.api.get(`/api/v2/mail/${result.queuedIds[0]}`)).body.threadId, threadId);
+  }
+  assert.deepEqual(await positionsOf(threadId), {
+    count: replies + 1,
+    positions: Array.from({ length: replies + 1 }, (_, index) => index + 1),
+  });
+});
