@@ -23,13 +23,24 @@ export interface KnownMessage {
 
 type Threaded = KnownMessage & { thread_id: string; message_count: number };
 
-/** The Message-IDs whose stored emails place a new email in a thread: those it replies to, and its own. */
+/** How many of the Message-IDs a new email replies to are looked up. */
+const MAX_RELATED_IDS = 100;
+
+/**
+ * The Message-IDs whose stored emails place a new email in a thread: those it replies to, and its own. Of a longer
+ * chain it keeps References' first id (the thread's root), In-Reply-To and References' last ids (the nearest
+ * ancestors), as RFC 5322 §3.6.4 has a sender trim References: the root may be all the account has stored.
+ */
 export function threadingMessageIds(email: {
   messageId: string | null;
   inReplyToIds: string[];
   references: string[];
 }): string[] {
-  const related = [...new Set([...email.inReplyToIds, ...email.references])].slice(-100);
+  const { inReplyToIds, references } = email;
+  const head = [...references.slice(0, 1), ...inReplyToIds].slice(0, MAX_RELATED_IDS);
+  const rest = references.slice(1);
+  const nearest = rest.slice(Math.max(0, rest.length - (MAX_RELATED_IDS - head.length)));
+  const related = [...new Set([...head, ...nearest])];
   if (email.messageId) related.push(email.messageId);
   return related;
 }

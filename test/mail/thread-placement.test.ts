@@ -75,3 +75,35 @@ test('replies to one parent arriving at once get positions 1 to n and the thread
     positions: Array.from({ length: replies + 1 }, (_, index) => index + 1),
   });
 });
+
+/** Delivers one message to team@placement.test and reads its thread id and position. */
+async function place(headers: Record<string, string>) {
+  const [id] = await world.deliver({ from: 'pat@partner.test', to: 'team@placement.test', raw: message(headers) });
+  const { threadId, threadPosition } = (await world.api.get(`/api/v2/mail/${id}`)).body;
+  return { threadId, threadPosition };
+}
+
+test('a reply whose References run to hundreds of ids joins the thread of their first one or its In-Reply-To', async () => {
+  const root = await place({ Subject: 'Long chain', 'Message-ID': '<chain-root@partner.test>' });
+  const unknown = Array.from({ length: 300 }, (_, index) => `<chain-${index}@elsewhere.test>`);
+  const tooLong = `<${'x'.repeat(1200)}@partner.test>`;
+  assert.deepEqual(
+    await place({
+      Subject: 'Re: Long chain',
+      'Message-ID': '<chain-reply@partner.test>',
+      'In-Reply-To': unknown.at(-1)!,
+      References: ['<chain-root@partner.test>', ...unknown, tooLong].join('\r\n '),
+    }),
+    { threadId: root.threadId, threadPosition: 2 },
+  );
+  const parent = await place({ Subject: 'Other chain', 'Message-ID': '<other-parent@partner.test>' });
+  assert.deepEqual(
+    await place({
+      Subject: 'Re: Other chain',
+      'Message-ID': '<other-reply@partner.test>',
+      'In-Reply-To': '<other-parent@partner.test>',
+      References: unknown.join('\r\n '),
+    }),
+    { threadId: parent.threadId, threadPosition: 2 },
+  );
+});
