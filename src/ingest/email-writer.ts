@@ -229,12 +229,19 @@ class Batch {
   /** The account's stored emails with any of `messageIds`, each with its thread's current message count. */
   known(accountId: string, messageIds: readonly string[]): StoredRow[] {
     if (messageIds.length === 0) return [];
-    return this.stored
-      .filter((row) => row.account_id === accountId && row.message_id !== null && messageIds.includes(row.message_id))
-      .map((row) => {
-        const position = row.thread_id === null ? undefined : this.threadCount(row.thread_id);
-        return position === undefined ? row : { ...row, message_count: position };
-      });
+    return this.withCounts(
+      this.stored.filter(
+        (row) => row.account_id === accountId && row.message_id !== null && messageIds.includes(row.message_id),
+      ),
+    );
+  }
+
+  /** `rows`, each with its thread's message count as this batch has left it. */
+  withCounts(rows: readonly StoredRow[]): StoredRow[] {
+    return rows.map((row) => {
+      const position = row.thread_id === null ? undefined : this.threadCount(row.thread_id);
+      return position === undefined ? row : { ...row, message_count: position };
+    });
   }
 
   private threadCount(threadId: string): number | undefined {
@@ -304,8 +311,14 @@ async function placeMessage(
   const written: WrittenEmail[] = [];
   const { messageId } = message.parsed;
   const threadingIds = threadingMessageIds(message.parsed);
+  // This message's rows stored for its earlier recipients: an account's copies share a thread, and without a
+  // Message-ID no lookup finds them.
+  const copies: StoredRow[] = [];
   for (const route of message.recipients) {
-    const known = batch.known(route.accountId, threadingIds);
+    const known = [
+      ...batch.known(route.accountId, threadingIds),
+      ...(messageId ? [] : batch.withCounts(copies.filter((copy) => copy.account_id === route.accountId))),
+    ];
     const duplicate = retriedCopy(
       messageId
         ? known.filter((stored) => stored.message_id === messageId)
@@ -353,7 +366,9 @@ async function placeMessage(
       row.search_vector = searchVector(row);
     }
     batch.emails.push(row);
-    batch.stored.push({ ...row, message_count: null });
+    const stored = { ...row, message_count: null };
+    batch.stored.push(stored);
+    copies.push(stored);
 
     const deliveries: DeliveryJob[] = [];
     const target = await jobTarget(trx, route, batch.targets);

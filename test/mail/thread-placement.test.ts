@@ -9,7 +9,7 @@ let world: MailWorld;
 let second: TestApp | undefined;
 
 before(async () => {
-  world = await startMailWorld(['team@placement.test']);
+  world = await startMailWorld(['team@placement.test', 'sales@placement.test']);
   const database = world.server.app.config.database;
   if (TEST_DATABASE_URL && database.kind === 'postgres') {
     second = await startTestApp({ DNS_SERVERS: world.dns.address, DATABASE_SCHEMA: database.schema! });
@@ -106,4 +106,17 @@ test('a reply whose References run to hundreds of ids joins the thread of their 
     }),
     { threadId: parent.threadId, threadPosition: 2 },
   );
+});
+
+test('the copies one account receives of a message without a Message-ID share one new thread', async () => {
+  const ids = await world.deliver({
+    from: 'pat@partner.test',
+    to: ['team@placement.test', 'sales@placement.test'],
+    raw: message({ Subject: 'No id at all', To: 'team@placement.test, sales@placement.test' }),
+  });
+  assert.equal(ids.length, 2);
+  const [first, second] = await Promise.all(ids.map(async (id) => (await world.api.get(`/api/v2/mail/${id}`)).body));
+  assert.deepEqual([first.threadId, first.threadPosition, second.threadPosition], [second.threadId, 1, 2]);
+  const thread = await world.api.get(`/api/e2/mail/threads/${first.threadId}`);
+  assert.deepEqual([thread.body.thread.root_message_id, thread.body.thread.message_count], [ids[0], 2]);
 });
