@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { type MailWorld, rawMessage, startMailWorld } from './setup.ts';
@@ -119,4 +120,60 @@ test('the copies one account receives of a message without a Message-ID share on
   assert.deepEqual([first.threadId, first.threadPosition, second.threadPosition], [second.threadId, 1, 2]);
   const thread = await world.api.get(`/api/e2/mail/threads/${first.threadId}`);
   assert.deepEqual([thread.body.thread.root_message_id, thread.body.thread.message_count], [ids[0], 2]);
+});
+
+test('a reply arriving while its thread is erased is stored in a thread that exists', {
+  skip: !TEST_DATABASE_URL && 'the race needs two PostgreSQL transactions',
+}, async () => {
+  const from = 'erased@partner.test';
+  const raw = rawMessage(
+    { From: from, To: 'team@placement.test', Subject: 'Gone', 'Message-ID': '<gone@partner.test>' },
+    'x\n',
+  );
+  const [root] = await world.deliver({ from, to: 'team@placement.test', raw });
+  const { threadId } = (await world.api.get(`/api/v2/mail/${root}`)).body;
+  const { schema } = world.server.app.config.database as { schema: string };
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    // This client holds the thread's row, so that the erase and then the reply wait for it, in that order.
+    await client.query('begin');
+    await client.query(`select id from "${schema}".threads where id = $1 for update`, [threadId]);
+    const waiting = async (count: number) => {
+      for (let look = 0; look < 400; look++) {
+        await client.query('select pg_stat_clear_snapshot()');
+        const { rows } = await client.query(
+          `select count(*)::int as count from pg_stat_activity a where a.wait_event_type = 'Lock'
+             and exists (select 1 from pg_locks l where l.pid = a.pid and l.relation = $1::regclass)`,
+          [`"${schema}".threads`],
+        );
+        if (rows[0].count >= count) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.fail(`${count} transactions should wait for the thread`);
+    };
+    const erased = world.api.post('/api/v2/mail/erase', { emailAddress: from, expectedCount: 1 });
+    await waiting(1);
+    const reply = sendMail({
+      port: world.server.smtpPort,
+      from,
+      to: 'team@placement.test',
+      raw: message({
+        Subject: 'Re: Gone',
+        'Message-ID': '<gone-reply@partner.test>',
+        References: '<gone@partner.test>',
+      }),
+    });
+    await waiting(2);
+    await client.query('commit');
+    assert.equal((await erased).status, 200);
+    const [replyId] = (await reply).queuedIds;
+    const stored = (await world.api.get(`/api/v2/mail/${replyId}`)).body;
+    assert.equal(stored.threadPosition, 1);
+    const thread = await world.api.get(`/api/e2/mail/threads/${stored.threadId}`);
+    assert.equal(thread.status, 200, JSON.stringify(thread.body));
+    assert.deepEqual([thread.body.thread.message_count, thread.body.total_count], [1, 1]);
+  } finally {
+    await client.end();
+  }
 });
