@@ -9,7 +9,7 @@ import type { RouteDecision } from '../routing/index.ts';
 import type { RuleOutcome } from '../rules/index.ts';
 import { postgresSearchVectors } from '../search/index.ts';
 import type { Analysis } from './analysis.ts';
-import { placeInThread, threadingMessageIds } from './threading.ts';
+import { addToThread, latest, placeInThread, threadingMessageIds } from './threading.ts';
 
 export type AcceptedRoute = Extract<RouteDecision, { accepted: true }>;
 
@@ -257,8 +257,13 @@ class Batch {
       return;
     }
     const created = this.threads.find((thread) => thread.id === placement.threadId);
-    if (created) Object.assign(created, { message_count: placement.position, last_message_at: now, updated_at: now });
-    else this.threadUpdates.set(placement.threadId, { position: placement.position, now });
+    if (created) {
+      const last = latest(created.last_message_at, now);
+      Object.assign(created, { message_count: placement.position, last_message_at: last, updated_at: last });
+    } else {
+      const last = latest(this.threadUpdates.get(placement.threadId)?.now, now);
+      this.threadUpdates.set(placement.threadId, { position: placement.position, now: last });
+    }
   }
 
   async write(trx: Transaction<Database>): Promise<void> {
@@ -272,13 +277,6 @@ class Batch {
     ]);
   }
 }
-
-const addToThread = preparedQuery((db, { id, position, now }: { id: string; position: number; now: string }) =>
-  db
-    .updateTable('threads')
-    .set({ message_count: position, last_message_at: now, updated_at: now })
-    .where('id', '=', id),
-);
 
 /**
  * Stores a batch of messages inside the caller's transaction: per accepted recipient an email row in its thread, and

@@ -1,5 +1,5 @@
 import { newId } from '../core/index.ts';
-import type { ThreadsTable } from '../db/index.ts';
+import { preparedQuery, type ThreadsTable } from '../db/index.ts';
 
 export interface ThreadPlacement {
   threadId: string;
@@ -77,3 +77,21 @@ export function placeInThread(
     },
   };
 }
+
+/** Of two stored times, the later; messages are written in the order their analysis ends, not as they arrived. */
+export function latest(stored: string | undefined, time: string): string {
+  return stored !== undefined && stored > time ? stored : time;
+}
+
+/** Counts a joined thread's new emails: `position` is the last one's. */
+export const addToThread = preparedQuery((db, { id, position, now }: { id: string; position: number; now: string }) =>
+  db
+    .updateTable('threads')
+    .set((eb) => ({
+      message_count: position,
+      // A transaction that commits later may carry mail that arrived earlier (another instance's, or one waiting).
+      last_message_at: eb.case().when('last_message_at', '<', now).then(now).else(eb.ref('last_message_at')).end(),
+      updated_at: now,
+    }))
+    .where('id', '=', id),
+);

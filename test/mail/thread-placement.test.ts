@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
@@ -122,6 +124,21 @@ test('the copies one account receives of a message without a Message-ID share on
   assert.deepEqual([thread.body.thread.root_message_id, thread.body.thread.message_count], [ids[0], 2]);
 });
 
+/** Waits until `count` transactions wait for a lock on the schema's threads (one `client` holds). */
+async function waitForLocks(client: pg.Client, schema: string, count: number) {
+  for (let look = 0; look < 400; look++) {
+    await client.query('select pg_stat_clear_snapshot()');
+    const { rows } = await client.query(
+      `select count(*)::int as count from pg_stat_activity a where a.wait_event_type = 'Lock'
+         and exists (select 1 from pg_locks l where l.pid = a.pid and l.relation = $1::regclass)`,
+      [`"${schema}".threads`],
+    );
+    if (rows[0].count >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.fail(`${count} transactions should wait for a thread`);
+}
+
 test('a reply arriving while its thread is erased is stored in a thread that exists', {
   skip: !TEST_DATABASE_URL && 'the race needs two PostgreSQL transactions',
 }, async () => {
@@ -139,21 +156,8 @@ test('a reply arriving while its thread is erased is stored in a thread that exi
     // This client holds the thread's row, so that the erase and then the reply wait for it, in that order.
     await client.query('begin');
     await client.query(`select id from "${schema}".threads where id = $1 for update`, [threadId]);
-    const waiting = async (count: number) => {
-      for (let look = 0; look < 400; look++) {
-        await client.query('select pg_stat_clear_snapshot()');
-        const { rows } = await client.query(
-          `select count(*)::int as count from pg_stat_activity a where a.wait_event_type = 'Lock'
-             and exists (select 1 from pg_locks l where l.pid = a.pid and l.relation = $1::regclass)`,
-          [`"${schema}".threads`],
-        );
-        if (rows[0].count >= count) return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      assert.fail(`${count} transactions should wait for the thread`);
-    };
     const erased = world.api.post('/api/v2/mail/erase', { emailAddress: from, expectedCount: 1 });
-    await waiting(1);
+    await waitForLocks(client, schema, 1);
     const reply = sendMail({
       port: world.server.smtpPort,
       from,
@@ -164,7 +168,7 @@ test('a reply arriving while its thread is erased is stored in a thread that exi
         References: '<gone@partner.test>',
       }),
     });
-    await waiting(2);
+    await waitForLocks(client, schema, 2);
     await client.query('commit');
     assert.equal((await erased).status, 200);
     const [replyId] = (await reply).queuedIds;
@@ -173,6 +177,70 @@ test('a reply arriving while its thread is erased is stored in a thread that exi
     const thread = await world.api.get(`/api/e2/mail/threads/${stored.threadId}`);
     assert.equal(thread.status, 200, JSON.stringify(thread.body));
     assert.deepEqual([thread.body.thread.message_count, thread.body.total_count], [1, 1]);
+  } finally {
+    await client.end();
+  }
+});
+
+/** The bytes of raw messages `app` has stored: each is stored as its DATA ends, when it takes its time of arrival. */
+async function storedBytes(app: TestApp) {
+  const root = join(app.dataDir, 'blobs');
+  const files = await readdir(root, { recursive: true });
+  let bytes = 0;
+  for (const file of files.filter((name) => name.endsWith('.seg'))) bytes += (await stat(join(root, file))).size;
+  return bytes;
+}
+
+test("a thread's last message time is its latest email's when an earlier one is committed after it", {
+  skip: !TEST_DATABASE_URL && 'the commits come in another order only with two instances on PostgreSQL',
+}, async () => {
+  const [root] = await world.deliver({
+    from: 'pat@partner.test',
+    to: 'team@placement.test',
+    raw: message({ Subject: 'Order', 'Message-ID': '<order@partner.test>' }),
+  });
+  const [held] = await world.deliver({
+    from: 'pat@partner.test',
+    to: 'team@placement.test',
+    raw: message({ Subject: 'Held', 'Message-ID': '<held@partner.test>' }),
+  });
+  const { threadId } = (await world.api.get(`/api/v2/mail/${root}`)).body;
+  const heldThread = (await world.api.get(`/api/v2/mail/${held}`)).body.threadId;
+  const { schema } = world.server.app.config.database as { schema: string };
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    // Both of the first instance's write transactions wait for the held thread, so its next message waits its turn.
+    await client.query('begin');
+    await client.query(`select id from "${schema}".threads where id = $1 for update`, [heldThread]);
+    const send = (app: TestApp, id: string, inReplyTo: string) =>
+      sendMail({
+        port: app.smtpPort,
+        from: 'pat@partner.test',
+        to: 'team@placement.test',
+        raw: message({
+          Subject: 'Re',
+          'Message-ID': `<${id}@partner.test>`,
+          'In-Reply-To': `<${inReplyTo}@partner.test>`,
+        }),
+      });
+    const waiting = [send(world.server, 'held-1', 'held'), send(world.server, 'held-2', 'held')];
+    await waitForLocks(client, schema, 2);
+    const before = await storedBytes(world.server);
+    const earlier = send(world.server, 'order-earlier', 'order');
+    for (let look = 0; look < 400 && (await storedBytes(world.server)) === before; look++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const later = await send(second!, 'order-later', 'order');
+    assert.equal(later.ok, true, later.response);
+    await client.query('commit');
+    const [earlierId] = (await earlier).queuedIds;
+    await Promise.all(waiting);
+    const received = async (id: string | undefined) => (await world.api.get(`/api/v2/mail/${id}`)).body.receivedAt;
+    assert.ok((await received(earlierId)) < (await received(later.queuedIds[0])));
+    const thread = await world.api.get(`/api/e2/mail/threads/${threadId}`);
+    assert.equal(thread.body.thread.message_count, 3);
+    assert.equal(thread.body.thread.last_message_at, await received(later.queuedIds[0]));
   } finally {
     await client.end();
   }
