@@ -1,8 +1,8 @@
 import { type Clock, Invalid, NotFound } from '../core/index.ts';
 import type { Db, ThreadsTable } from '../db/index.ts';
-import type { MailFilter, MailPages } from '../search/index.ts';
+import type { MailPages } from '../search/index.ts';
 import type { HtmlCleaner, ReadableEmail } from './html-cleaner.ts';
-import { addressFilter } from './list-filter.ts';
+import { resolveListFilter } from './list-filter.ts';
 import {
   type AddressList,
   type EmailSummary,
@@ -110,13 +110,14 @@ export class ThreadsService {
       );
     }
     if (query.search?.trim() || query.domain || query.address || query.unreadOnly) {
-      const filter: MailFilter = {
+      // As the mail list reads them: a domain by id or name (an IDN by either form), an address by id or address.
+      const filter = await resolveListFilter(this.#db, accountId, {
         search: query.search,
         domain: query.domain,
-        emailAddress: query.address === undefined ? undefined : await addressFilter(this.#db, accountId, query.address),
+        emailAddress: query.address,
         isRead: query.unreadOnly ? false : undefined,
         archived: 'include',
-      };
+      });
       const where = await this.#pages.conditions(accountId, filter, this.#clock.now().getTime());
       select = select.where('threads.id', 'in', (eb) =>
         eb

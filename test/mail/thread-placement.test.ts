@@ -12,7 +12,7 @@ let world: MailWorld;
 let second: TestApp | undefined;
 
 before(async () => {
-  world = await startMailWorld(['team@placement.test', 'sales@placement.test']);
+  world = await startMailWorld(['team@placement.test', 'sales@placement.test', 'post@bücher.test']);
   const database = world.server.app.config.database;
   if (TEST_DATABASE_URL && database.kind === 'postgres') {
     second = await startTestApp({ DNS_SERVERS: world.dns.address, DATABASE_SCHEMA: database.schema! });
@@ -243,5 +243,18 @@ test("a thread's last message time is its latest email's when an earlier one is 
     assert.equal(thread.body.thread.last_message_at, await received(later.queuedIds[0]));
   } finally {
     await client.end();
+  }
+});
+
+test("GET /api/e2/mail/threads?domain= finds an IDN domain's threads by its Unicode name as by its ASCII one", async () => {
+  const [id] = await world.deliver({ to: 'post@xn--bcher-kva.test', subject: 'Bücher' });
+  const { threadId } = (await world.api.get(`/api/v2/mail/${id}`)).body;
+  for (const name of ['xn--bcher-kva.test', 'bücher.test', 'BÜCHER.test']) {
+    const threads = await world.api.get(`/api/e2/mail/threads?domain=${encodeURIComponent(name)}`);
+    assert.deepEqual(
+      threads.body.threads.map((thread: { id: string }) => thread.id),
+      [threadId],
+      name,
+    );
   }
 });
