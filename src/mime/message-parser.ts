@@ -173,11 +173,16 @@ const MAX_MESSAGE_ID_BYTES = 998;
 
 /**
  * The `<id>`s of a Message-ID, In-Reply-To or References value, without comments and phrases around them (MailParser
- * wraps a whole value that lacks them in `<` and `>`). A value with none is split on whitespace.
+ * wraps a whole value that lacks them in `<` and `>`), and without the white space the obsolete syntax allows just
+ * inside the brackets (RFC 5322 §4.5.4); `<>` is none. A value with no brackets is split on whitespace. A fragment
+ * such as `<` or `<not` is never an id: every message that had it would share it, and so a thread.
  */
 function messageIds(value: unknown): string[] {
   const text = Array.isArray(value) ? value.join(' ') : typeof value === 'string' ? value : '';
-  const ids = text.match(/<[^<>\s]+>/g) ?? text.split(/\s+/).filter(Boolean);
+  const bracketed = text.match(/<[^<>]*>/g);
+  const ids = bracketed
+    ? bracketed.map((id) => `<${id.slice(1, -1).trim()}>`).filter((id) => id !== '<>')
+    : text.split(/\s+/).filter((token) => token !== '' && !/[<>]/.test(token));
   return ids.filter((id) => id.length <= MAX_MESSAGE_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_MESSAGE_ID_BYTES);
 }
 

@@ -53,3 +53,24 @@ test('In-Reply-To with a comment, a phrase or several ids presents its first <id
     assert.equal(reply.threadPosition, index + 2, header);
   }
 });
+
+test('Message-IDs that are no <id>, or one with spaces inside its brackets, never thread unrelated mail together', async () => {
+  // Obsolete syntax (RFC 5322 §4.5.4) lets white space stand inside the brackets; the id is what is between.
+  const spaced = await deliver({ 'Message-ID': '< spaced-one@partner.test >' });
+  assert.equal(spaced.messageId, '<spaced-one@partner.test>');
+  const other = await deliver({ 'Message-ID': '< spaced-two@partner.test >' });
+  assert.notEqual(other.threadId, spaced.threadId);
+  const reply = await deliver({
+    'Message-ID': '<spaced-reply@partner.test>',
+    'In-Reply-To': '<spaced-one@partner.test>',
+  });
+  assert.deepEqual([reply.threadId, reply.threadPosition], [spaced.threadId, 2]);
+  // Two words are not two ids, and `<>` is none.
+  const words = await deliver({ 'Message-ID': 'not an id' });
+  const otherWords = await deliver({ 'Message-ID': 'not an id either' });
+  assert.notEqual(otherWords.threadId, words.threadId);
+  const empty = await deliver({ 'Message-ID': '<>', 'X-Seq': '1' });
+  const otherEmpty = await deliver({ 'Message-ID': '<>', 'X-Seq': '2' });
+  assert.deepEqual([empty.messageId, otherEmpty.threadPosition], ['', 1]);
+  assert.notEqual(otherEmpty.threadId, empty.threadId);
+});
