@@ -8,6 +8,7 @@ import {
   type EmailSummary,
   loadThreadMessages,
   PREVIEW_HEADS,
+  previewOf,
   SUMMARY_COLUMNS,
   toSummary,
 } from './stored-email.ts';
@@ -57,11 +58,16 @@ function participants(emails: Array<{ from: AddressList | null; to: AddressList 
   return { participantEmails: [...names.keys()], participantNames: [...names.values()] };
 }
 
-function summarize(thread: ThreadsTable, emails: EmailSummary[]): ThreadSummary {
-  const latest = emails.reduce<EmailSummary | null>(
+/** A thread's newest email: the last of those received last. */
+function latestOf(emails: EmailSummary[]): EmailSummary | null {
+  return emails.reduce<EmailSummary | null>(
     (newest, email) => (!newest || email.receivedAt >= newest.receivedAt ? email : newest),
     null,
   );
+}
+
+function summarize(thread: ThreadsTable, emails: EmailSummary[]): ThreadSummary {
+  const latest = latestOf(emails);
   return {
     id: thread.id,
     rootMessageId: thread.root_message_id,
@@ -178,17 +184,27 @@ export class ThreadsService {
     const rows = await this.#db
       .selectFrom('emails')
       .select(SUMMARY_COLUMNS.map((column) => `emails.${column}` as const))
-      .select(PREVIEW_HEADS)
       .where('emails.account_id', '=', accountId)
       .where('emails.thread_id', 'in', threadIds)
       .orderBy('emails.received_at')
       .execute();
     for (const row of rows) {
-      const summary = toSummary(row);
+      const summary = toSummary({ ...row, text_head: null, html_head: null });
       const list = byThread.get(row.thread_id!) ?? [];
       list.push(summary);
       byThread.set(row.thread_id!, list);
     }
+    // Only each thread's newest email shows a preview: the start of every email's body (up to 50,000 characters of
+    // HTML each) made a page of long threads read and strip megabytes.
+    const latest = new Map([...byThread.values()].flatMap((emails) => latestOf(emails) ?? []).map((e) => [e.id, e]));
+    if (latest.size === 0) return byThread;
+    const previews = await this.#db
+      .selectFrom('emails')
+      .select(['emails.id', ...PREVIEW_HEADS])
+      .where('emails.account_id', '=', accountId)
+      .where('emails.id', 'in', [...latest.keys()])
+      .execute();
+    for (const { id, text_head, html_head } of previews) latest.get(id)!.preview = previewOf(text_head, html_head);
     return byThread;
   }
 }

@@ -258,3 +258,32 @@ test("GET /api/e2/mail/threads?domain= finds an IDN domain's threads by its Unic
     );
   }
 });
+
+test("a thread's listed latest message has its own preview, from its HTML when it has no text", async () => {
+  const html = (headers: Record<string, string>, body: string) =>
+    rawMessage(
+      { From: 'pat@partner.test', To: 'team@placement.test', 'Content-Type': 'text/html; charset=utf-8', ...headers },
+      body,
+    );
+  await world.deliver({
+    from: 'pat@partner.test',
+    to: 'team@placement.test',
+    raw: html({ Subject: 'Preview', 'Message-ID': '<preview@partner.test>' }, '<p>The first <b>words</b></p>'),
+  });
+  const [reply] = await world.deliver({
+    from: 'pat@partner.test',
+    to: 'team@placement.test',
+    raw: html(
+      { Subject: 'Re: Preview', 'Message-ID': '<preview-reply@partner.test>', References: '<preview@partner.test>' },
+      '<style>p { color: red }</style><p>The newest &amp; last <i>words</i></p>',
+    ),
+  });
+  const list = await world.api.get('/api/e2/mail/threads?limit=100');
+  const thread = list.body.threads.find(
+    (item: { root_message_id: string }) => item.root_message_id === '<preview@partner.test>',
+  );
+  assert.deepEqual(
+    [thread.message_count, thread.latest_message.id, thread.latest_message.text_preview],
+    [2, reply, 'The newest & last words'],
+  );
+});
