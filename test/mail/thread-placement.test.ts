@@ -124,19 +124,20 @@ test('the copies one account receives of a message without a Message-ID share on
   assert.deepEqual([thread.body.thread.root_message_id, thread.body.thread.message_count], [ids[0], 2]);
 });
 
-/** Waits until `count` transactions wait for a lock on the schema's threads (one `client` holds). */
-async function waitForLocks(client: pg.Client, schema: string, count: number) {
+/** Waits until `client` holds up `count` transactions, directly or behind one it holds up. */
+async function heldUp(client: pg.Client, count: number) {
   for (let look = 0; look < 400; look++) {
     await client.query('select pg_stat_clear_snapshot()');
     const { rows } = await client.query(
-      `select count(*)::int as count from pg_stat_activity a where a.wait_event_type = 'Lock'
-         and exists (select 1 from pg_locks l where l.pid = a.pid and l.relation = $1::regclass)`,
-      [`"${schema}".threads`],
+      `with direct as (select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid)))
+       select count(*)::int as count from pg_stat_activity a
+        where a.pid in (select pid from direct)
+           or exists (select 1 from direct d where d.pid = any(pg_blocking_pids(a.pid)))`,
     );
     if (rows[0].count >= count) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  assert.fail(`${count} transactions should wait for a thread`);
+  assert.fail(`${count} transactions should be held up`);
 }
 
 test('a reply arriving while its thread is erased is stored in a thread that exists', {
@@ -157,7 +158,7 @@ test('a reply arriving while its thread is erased is stored in a thread that exi
     await client.query('begin');
     await client.query(`select id from "${schema}".threads where id = $1 for update`, [threadId]);
     const erased = world.api.post('/api/v2/mail/erase', { emailAddress: from, expectedCount: 1 });
-    await waitForLocks(client, schema, 1);
+    await heldUp(client, 1);
     const reply = sendMail({
       port: world.server.smtpPort,
       from,
@@ -168,7 +169,7 @@ test('a reply arriving while its thread is erased is stored in a thread that exi
         References: '<gone@partner.test>',
       }),
     });
-    await waitForLocks(client, schema, 2);
+    await heldUp(client, 2);
     await client.query('commit');
     assert.equal((await erased).status, 200);
     const [replyId] = (await reply).queuedIds;
@@ -225,7 +226,7 @@ test("a thread's last message time is its latest email's when an earlier one is 
         }),
       });
     const waiting = [send(world.server, 'held-1', 'held'), send(world.server, 'held-2', 'held')];
-    await waitForLocks(client, schema, 2);
+    await heldUp(client, 2);
     const before = await storedBytes(world.server);
     const earlier = send(world.server, 'order-earlier', 'order');
     for (let look = 0; look < 400 && (await storedBytes(world.server)) === before; look++) {
@@ -286,4 +287,41 @@ test("a thread's listed latest message has its own preview, from its HTML when i
     [thread.message_count, thread.latest_message.id, thread.latest_message.text_preview],
     [2, reply, 'The newest & last words'],
   );
+});
+
+test('copies of one message arriving at once in two SMTP transactions share a thread', {
+  skip: !TEST_DATABASE_URL && 'only PostgreSQL writes two transactions at once',
+}, async () => {
+  const raw = message({
+    Subject: 'Twice',
+    To: 'team@placement.test, sales@placement.test',
+    'Message-ID': '<twice@partner.test>',
+  });
+  const [earlier] = await world.deliver({ from: 'pat@partner.test', to: 'team@placement.test', raw: message({}) });
+  const { schema } = world.server.app.config.database as { schema: string };
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    // Holding the account's row keeps each transaction from inserting (the rows refer to it) until both have read.
+    const { rows } = await client.query(`select account_id from "${schema}".emails where id = $1`, [earlier]);
+    await client.query('begin');
+    await client.query(`select id from "${schema}".accounts where id = $1 for update`, [rows[0].account_id]);
+    const send = (to: string) => sendMail({ port: world.server.smtpPort, from: 'pat@partner.test', to, raw });
+    const first = send('team@placement.test');
+    await heldUp(client, 1);
+    const second = send('sales@placement.test');
+    await heldUp(client, 2);
+    await client.query('commit');
+    const ids = [(await first).queuedIds[0], (await second).queuedIds[0]];
+    const stored = await Promise.all(ids.map(async (id) => (await world.api.get(`/api/v2/mail/${id}`)).body));
+    assert.deepEqual(
+      stored.map((email) => [email.threadId, email.threadPosition]),
+      [
+        [stored[0].threadId, 1],
+        [stored[0].threadId, 2],
+      ],
+    );
+  } finally {
+    await client.end();
+  }
 });
