@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { type MailWorld, rawMessage, startMailWorld } from './setup.ts';
 
@@ -324,4 +326,37 @@ test('copies of one message arriving at once in two SMTP transactions share a th
   } finally {
     await client.end();
   }
+});
+
+test("a Message-ID or reply naming another account's message never joins that account's thread", async () => {
+  const other = apiClient(world.server.baseUrl, await world.server.newAccountKey('other-placement'));
+  const domain = await createVerifiedDomain(other, world.dns, 'elsewhere-placement.test');
+  assert.equal(
+    (await other.post('/api/v2/email-addresses', { address: 'desk@elsewhere-placement.test', domainId: domain.id }))
+      .status,
+    201,
+  );
+  const own = await place({ Subject: 'Private', 'Message-ID': '<private@partner.test>' });
+  const send = async (to: string, headers: Record<string, string>) => {
+    const [id] = await world.deliver({
+      from: 'pat@partner.test',
+      to,
+      raw: message({ To: to, ...headers }, `${headers['Message-ID']}\n`),
+    });
+    return (await other.get(`/api/v2/mail/${id}`)).body;
+  };
+  const forged = await send('desk@elsewhere-placement.test', {
+    Subject: 'Forged',
+    'Message-ID': '<private@partner.test>',
+  });
+  const reply = await send('desk@elsewhere-placement.test', {
+    Subject: 'Re: Private',
+    'Message-ID': '<private-reply@partner.test>',
+    'In-Reply-To': '<private@partner.test>',
+  });
+  assert.deepEqual([forged.threadPosition, reply.threadId, reply.threadPosition], [1, forged.threadId, 2]);
+  assert.notEqual(forged.threadId, own.threadId);
+  const mine = await world.api.get(`/api/e2/mail/threads/${own.threadId}`);
+  assert.deepEqual([mine.body.thread.message_count, mine.body.total_count], [1, 1]);
+  assert.equal((await other.get(`/api/e2/mail/threads/${own.threadId}`)).status, 404);
 });
