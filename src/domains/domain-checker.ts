@@ -81,19 +81,7 @@ export class DomainChecker {
     // A verified domain is never demoted by DNS drift; it only stops being able to receive while its MX is gone.
     const status: DomainStatus = isFullyVerified ? 'verified' : row.status;
     const updated = await this.db.transaction().execute(async (trx) => {
-      for (const record of checkedRecords) {
-        await trx
-          .updateTable('dns_records')
-          .set({
-            value: record.value,
-            is_verified: toFlag(record.isVerified),
-            last_error: record.lastError,
-            last_checked: now,
-            updated_at: now,
-          })
-          .where('id', '=', record.id)
-          .execute();
-      }
+      // The domain's row before its records, in the order a delete locks them: the other order deadlocks with one.
       const domain = await trx
         .updateTable('domains')
         .set({
@@ -107,7 +95,21 @@ export class DomainChecker {
         .where('id', '=', row.id)
         .returningAll()
         .executeTakeFirst();
-      if (domain && status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
+      if (!domain) return undefined;
+      for (const record of checkedRecords) {
+        await trx
+          .updateTable('dns_records')
+          .set({
+            value: record.value,
+            is_verified: toFlag(record.isVerified),
+            last_error: record.lastError,
+            last_checked: now,
+            updated_at: now,
+          })
+          .where('id', '=', record.id)
+          .execute();
+      }
+      if (status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
       return domain;
     });
     if (!updated) return undefined;
