@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { startSecondInstance, startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -32,10 +32,7 @@ before(async () => {
   }
   first = await startTestApp({ DNS_SERVERS: dns.address, ...blobStore });
   api = apiClient(first.baseUrl, first.apiKey);
-  const database = first.app.config.database;
-  if (TEST_DATABASE_URL && database.kind === 'postgres') {
-    second = await startTestApp({ DNS_SERVERS: dns.address, DATABASE_SCHEMA: database.schema!, ...blobStore });
-  }
+  second = await startSecondInstance(first, { DNS_SERVERS: dns.address, ...blobStore });
   other = second ? apiClient(second.baseUrl, first.apiKey) : api;
   const domain = await createVerifiedDomain(api, dns, 'resend.test');
   assert.equal(

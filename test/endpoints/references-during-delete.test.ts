@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { startSecondInstance, startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -18,10 +18,7 @@ before(async () => {
   dns = await startDnsServer();
   first = await startTestApp({ DNS_SERVERS: dns.address });
   api = apiClient(first.baseUrl, first.apiKey);
-  const database = first.app.config.database;
-  if (TEST_DATABASE_URL && database.kind === 'postgres') {
-    second = await startTestApp({ DNS_SERVERS: dns.address, DATABASE_SCHEMA: database.schema! });
-  }
+  second = await startSecondInstance(first, { DNS_SERVERS: dns.address });
   other = second ? apiClient(second.baseUrl, first.apiKey) : api;
   domainId = (await createVerifiedDomain(api, dns, 'references.test')).id;
 });

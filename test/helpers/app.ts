@@ -96,3 +96,13 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     },
   };
 }
+
+/**
+ * A second app on `first`'s PostgreSQL schema, as a second process of one installation, for what two processes do at
+ * once; none on SQLite, where an installation is one process.
+ */
+export async function startSecondInstance(first: TestApp, env: Record<string, string>): Promise<TestApp | undefined> {
+  const database = first.app.config.database;
+  if (!TEST_DATABASE_URL || database.kind !== 'postgres') return undefined;
+  return startTestApp({ ...env, DATABASE_SCHEMA: database.schema! });
+}

@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { startSecondInstance, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
@@ -15,10 +15,7 @@ let second: TestApp | undefined;
 
 before(async () => {
   world = await startMailWorld(['team@placement.test', 'sales@placement.test', 'post@bücher.test']);
-  const database = world.server.app.config.database;
-  if (TEST_DATABASE_URL && database.kind === 'postgres') {
-    second = await startTestApp({ DNS_SERVERS: world.dns.address, DATABASE_SCHEMA: database.schema! });
-  }
+  second = await startSecondInstance(world.server, { DNS_SERVERS: world.dns.address });
 });
 after(async () => {
   await second?.close();
