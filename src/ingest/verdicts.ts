@@ -144,8 +144,9 @@ interface Judged {
  * would let one message's DMARC verdict serve another with another author.
  */
 function judged(input: VerdictInput): Judged {
-  const whole: Judged = { parts: input.chunks, sameVerdictsKey: null };
+  // Found once: the signature limit and the checks below read the same header.
   const section = headerSection(input.chunks);
+  const whole: Judged = { parts: withVerifiedSignaturesOnly(input.chunks, section), sameVerdictsKey: null };
   if (!section) return whole;
   const { header } = section;
   const fields = headerFields(header);
@@ -188,7 +189,7 @@ export function createVerdictChecker(resolve: RawResolver, scanForSpam?: SpamSca
    */
   function authenticationVerdicts(input: VerdictInput): Promise<AuthenticationVerdicts> {
     if (headerLinesExceed(input.chunks, MAX_CHECKED_HEADER_LINES)) return Promise.resolve(UNCHECKED);
-    const { parts, sameVerdictsKey } = judged({ ...input, chunks: withVerifiedSignaturesOnly(input.chunks) });
+    const { parts, sameVerdictsKey } = judged(input);
     if (sameVerdictsKey === null) return authenticated(parts, input);
     return recentUnsigned(sameVerdictsKey, () => authenticated(parts, input));
   }
