@@ -27,6 +27,10 @@ const USAGE = `Usage: mailroom <command>
                                           DATA_DIR to start Mailroom on
 `;
 
+/** Said when the settings name no installation, most often a mistyped one. */
+const noInstallation = (where: string) =>
+  new ConfigError(`No Mailroom installation in ${where}: run the CLI with the server's settings`);
+
 /**
  * Runs a command on the server's installation. It never creates one: a mistyped DATA_DIR, DATABASE_URL or
  * DATABASE_SCHEMA would otherwise get an empty installation of its own, and a key no server accepts.
@@ -37,19 +41,14 @@ async function withAccounts<T>(run: (accounts: AccountsService) => Promise<T>): 
     config.database.kind === 'sqlite'
       ? `DATA_DIR ${config.dataDir}`
       : `PostgreSQL schema ${config.database.schema ?? "(the search_path's first)"}`;
-  if (config.database.kind === 'sqlite' && !existsSync(config.database.file)) {
-    throw new ConfigError(`No Mailroom installation in ${where}: run the CLI with the server's settings`);
-  }
-  const missing = () => new ConfigError(`No Mailroom installation in ${where}: run the CLI with the server's settings`);
-  const database = await openDatabase(config.database, { ifSchemaMissing: missing });
+  if (config.database.kind === 'sqlite' && !existsSync(config.database.file)) throw noInstallation(where);
+  const database = await openDatabase(config.database, { ifSchemaMissing: () => noInstallation(where) });
   try {
     const pending = await pendingMigrations(database);
     if (pending.length > 0) {
-      throw new ConfigError(
-        pending.some((name) => name.startsWith('0001_'))
-          ? `No Mailroom installation in ${where}: run the CLI with the server's settings`
-          : 'The database needs migrating first: run "mailroom migrate", or start the server',
-      );
+      throw pending.some((name) => name.startsWith('0001_'))
+        ? noInstallation(where)
+        : new ConfigError('The database needs migrating first: run "mailroom migrate", or start the server');
     }
     return await run(new AccountsService(database.db, systemClock));
   } finally {
@@ -68,11 +67,7 @@ async function backUp(target: string): Promise<string> {
         'and the blob store with the tools of its own',
     );
   }
-  if (!existsSync(config.database.file)) {
-    throw new ConfigError(
-      `No Mailroom installation in DATA_DIR ${config.dataDir}: run the CLI with the server's settings`,
-    );
-  }
+  if (!existsSync(config.database.file)) throw noInstallation(`DATA_DIR ${config.dataDir}`);
   if (`${target}${sep}`.startsWith(`${config.dataDir}${sep}`)) {
     throw new ConfigError(`The backup cannot go inside DATA_DIR ${config.dataDir}: name a directory outside it`);
   }
