@@ -81,11 +81,20 @@ test('a server opens its pools at start and keeps them open while idle', { skip:
 });
 
 test('a server goes on when PostgreSQL ends its idle connections', { skip: !TEST_DATABASE_URL }, async () => {
-  const ended = await observer.query(
-    `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'idle'`,
+  const ended = await observer.query<{ pid: number }>(
+    `select pid, pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'idle'`,
     [APPLICATION],
   );
   assert.ok(ended.rowCount! > 0);
+  // pg_terminate_backend only signals: a request sent at once can take a connection whose backend has not yet said
+  // it is ending, and fail with it. The test is of the connections PostgreSQL has ended, so it waits for their end and
+  // for the server to have heard of it.
+  const endedPids = ended.rows.map((row) => row.pid);
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && ((await stillRunning(endedPids)) > 0 || lostConnectionWarnings().length === 0)) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(await stillRunning(endedPids), 0);
 
   const domains = await api.get('/api/v2/domains');
   assert.equal(domains.status, 200, JSON.stringify(domains.body));
@@ -99,11 +108,7 @@ test('a server goes on when PostgreSQL ends its idle connections', { skip: !TEST
   );
   assert.equal(server.child.exitCode, null);
   // Each lost connection is logged once with what PostgreSQL said, not with the connection object pg-pool attaches.
-  const warnings = server
-    .stdout()
-    .split('\n')
-    .filter((line) => line.includes('PostgreSQL closed an idle pooled connection'))
-    .map((line) => JSON.parse(line).err);
+  const warnings = lostConnectionWarnings();
   assert.ok(warnings.length > 0);
   for (const err of warnings) {
     assert.deepEqual(
@@ -112,3 +117,19 @@ test('a server goes on when PostgreSQL ends its idle connections', { skip: !TEST
     );
   }
 });
+
+async function stillRunning(pids: number[]): Promise<number> {
+  const { rows } = await observer.query<{ running: number }>(
+    'select count(*)::int as running from pg_stat_activity where pid = any($1)',
+    [pids],
+  );
+  return rows[0]!.running;
+}
+
+function lostConnectionWarnings(): Array<{ message: string; code: string; client?: unknown }> {
+  return server
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes('PostgreSQL closed an idle pooled connection'))
+    .map((line) => JSON.parse(line).err);
+}
