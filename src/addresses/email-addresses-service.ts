@@ -1,4 +1,3 @@
-import { PostgresAdapter } from 'kysely';
 import {
   type Clock,
   Conflict,
@@ -9,7 +8,7 @@ import {
   type Page,
   withinAddressLength,
 } from '../core/index.ts';
-import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, toFlag } from '../db/index.ts';
+import { type Db, type DomainsTable, type EmailAddressesTable, fromFlag, onPostgres, toFlag } from '../db/index.ts';
 import { type EndpointType, holdRoutingTarget, type RoutingTarget } from '../endpoints/index.ts';
 import { normalizeAddress } from './address-name.ts';
 
@@ -116,7 +115,7 @@ async function holdTargets(trx: Db, accountId: string, ids: { endpointId?: strin
  */
 async function holdDomain(trx: Db, accountId: string, domainId: string): Promise<boolean> {
   let query = trx.selectFrom('domains').select('id').where('id', '=', domainId).where('account_id', '=', accountId);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) query = query.forKeyShare();
+  if (onPostgres(trx)) query = query.forKeyShare();
   return (await query.executeTakeFirst()) !== undefined;
 }
 

@@ -1,6 +1,7 @@
 export { startBackgroundThread } from './background-thread.ts';
 export { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 export { type DatabaseConfig, type DatabaseHandle, type Db, openDatabase, type SqliteConfig } from './database.ts';
+export { onPostgres } from './dialect.ts';
 export { fromFlag, toFlag } from './flags.ts';
 export { CommitOutcomeUnknown, GroupCommitter, isCommitOutcomeUnknown, type Session } from './group-committer.ts';
 export { insertRow, insertRows, insertTables } from './insert-row.ts';

@@ -1,4 +1,5 @@
-import { type Insertable, type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Insertable, type Kysely, sql } from 'kysely';
+import { onPostgres } from './dialect.ts';
 import { type PreparedValue, preparedQuery } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 
@@ -79,7 +80,7 @@ export async function insertRows<T extends keyof Database & string>(
  * SQLite, where a statement costs no round trip, one per row.
  */
 export async function insertTables(db: Kysely<Database>, writes: readonly TableRows[]): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
+  if (!onPostgres(db)) {
     for (const { table, rows } of writes) for (const row of rows) await insertRow(db, table, row);
     return;
   }

@@ -1,4 +1,4 @@
-import { type Insertable, PostgresAdapter, type QueryCreator, type Transaction } from 'kysely';
+import type { Insertable, QueryCreator, Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
 import {
   type Database,
@@ -7,6 +7,7 @@ import {
   type DeliveryStatus,
   type EventsTable,
   insertRow,
+  onPostgres,
   type PreparedValue,
   preparedQuery,
 } from '../db/index.ts';
@@ -215,7 +216,7 @@ export async function recordAttempt(
  */
 async function deliveryKept(trx: Transaction<Database>, id: string): Promise<boolean> {
   let query = trx.selectFrom('deliveries').select('id').where('id', '=', id);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) query = query.forKeyShare();
+  if (onPostgres(trx)) query = query.forKeyShare();
   return (await query.executeTakeFirst()) !== undefined;
 }
 

@@ -1,6 +1,5 @@
-import { PostgresAdapter } from 'kysely';
 import { Conflict, Invalid, LimitReached } from '../core/index.ts';
-import type { Db, DomainsTable } from '../db/index.ts';
+import { type Db, type DomainsTable, onPostgres } from '../db/index.ts';
 import { parentDomains } from './domain-name.ts';
 
 /** Who may register a domain name: one owner per name, and a verified domain's owner owns the names under it. */
@@ -72,10 +71,6 @@ export async function nearestVerifiedAncestor(db: Db, domainName: string) {
     .execute();
   // The nearest verified ancestor is the one the subdomain depends on.
   return candidates.map((name) => rows.find((row) => row.domain === name)).find(Boolean);
-}
-
-function onPostgres(db: Db): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /**

@@ -1,5 +1,4 @@
-import { PostgresAdapter } from 'kysely';
-import { type Db, fromFlag } from '../db/index.ts';
+import { type Db, fromFlag, onPostgres } from '../db/index.ts';
 
 /**
  * Reads the account's endpoint (or legacy webhook) in the caller's transaction, which is about to store a reference
@@ -14,7 +13,7 @@ export async function holdRoutingTarget(
   id: string,
 ): Promise<{ isActive: boolean } | undefined> {
   let query = trx.selectFrom(table).select('is_active').where('id', '=', id).where('account_id', '=', accountId);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) query = query.forKeyShare();
+  if (onPostgres(trx)) query = query.forKeyShare();
   const row = await query.executeTakeFirst();
   return row && { isActive: fromFlag(row.is_active) };
 }

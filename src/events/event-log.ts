@@ -1,6 +1,6 @@
-import { PostgresAdapter, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { Invalid } from '../core/index.ts';
-import { type Database, type Db, insertRows } from '../db/index.ts';
+import { type Database, type Db, insertRows, onPostgres } from '../db/index.ts';
 
 export type EventType =
   | 'email.received'
@@ -42,10 +42,6 @@ export const EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** The most events one read returns; a full page is followed by another read at once. */
 export const EVENT_PAGE_SIZE = 500;
 
-function isPostgres(db: Db | Transaction<Database>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
-
 /**
  * Appends events inside the caller's transaction, so they exist exactly when what they report was committed. On
  * PostgreSQL the table's trigger NOTIFYs listening processes at commit; in this process the caller tells the event
@@ -85,7 +81,7 @@ const MAX_POSITION_NUMBER = 2n ** 63n - 1n;
 
 /** The cursor a client's Last-Event-ID names; Invalid when it is not a position this database writes. */
 export function parsePosition(db: Db, position: string): Cursor {
-  const match = isPostgres(db) ? /^(\d{1,19})-(\d{1,19})$/.exec(position) : /^()(\d{1,15})$/.exec(position);
+  const match = onPostgres(db) ? /^(\d{1,19})-(\d{1,19})$/.exec(position) : /^()(\d{1,15})$/.exec(position);
   // Nineteen digits reach past 2^63 - 1: such a position was never written, and casting it would fail every read.
   if (!match || match.slice(1).some((number) => number !== '' && BigInt(number) > MAX_POSITION_NUMBER)) {
     throw new Invalid('Invalid Last-Event-ID');
@@ -95,7 +91,7 @@ export function parsePosition(db: Db, position: string): Cursor {
 
 /** The position of "now": a reader starting here gets the events committed from here on. */
 export async function currentCursor(db: Db): Promise<Cursor> {
-  if (isPostgres(db)) {
+  if (onPostgres(db)) {
     // Every transaction that can still commit has a txid at or above xmin, so (xmin, 0) precedes all of their rows.
     const { rows } = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(
       db,
@@ -118,7 +114,7 @@ export async function readEvents(
   accountId: string,
   cursor: Cursor,
 ): Promise<{ events: StreamedEvent[]; last: Cursor; heldBack: boolean }> {
-  if (!isPostgres(db)) {
+  if (!onPostgres(db)) {
     const rows = await db
       .selectFrom('events')
       .select(['id', 'type', 'data', 'created_at'])

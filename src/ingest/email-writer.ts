@@ -1,6 +1,7 @@
-import { PostgresAdapter, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
-import { type Database, type EmailsTable, insertTables, preparedQuery, type ThreadsTable } from '../db/index.ts';
+import type { Database, EmailsTable, ThreadsTable } from '../db/index.ts';
+import { insertTables, onPostgres, preparedQuery } from '../db/index.ts';
 import { type DeliveryJob, deliveryJobRow, type JobLease, type JobTarget } from '../delivery/index.ts';
 import { activeEndpointType, isActiveWebhook } from '../endpoints/index.ts';
 import { eventRow, type NewEvent } from '../events/index.ts';
@@ -199,7 +200,7 @@ class Batch {
         idsByAccount.set(route.accountId, set);
       }
     }
-    const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+    const postgres = onPostgres(trx);
     if (postgres) await lockMessageIds(trx, idsByAccount);
     for (const [accountId, ids] of idsByAccount) {
       this.stored.push(...(await storedByMessageId(trx, { accountId, messageIds: [...ids] })));
@@ -303,7 +304,7 @@ async function placeMessage(
   message: PreparedMessage,
 ): Promise<WrittenEmail[]> {
   const now = new Date().toISOString();
-  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = onPostgres(trx);
   // Built at the first row that needs one: a message whose every copy was stored before needs none.
   let searchVector: ((row: EmailsTable) => string) | undefined;
   const written: WrittenEmail[] = [];

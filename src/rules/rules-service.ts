@@ -1,6 +1,5 @@
-import { PostgresAdapter } from 'kysely';
 import { type Clock, Invalid, isoNow, LimitReached, NotFound, newId, type Page } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, onPostgres } from '../db/index.ts';
 import { findStoredEmail, type StoredEmail } from '../mail/index.ts';
 import type { RuleEvaluator } from './rule-evaluator.ts';
 import { type ConditionResult, compileRule, type MessageFacts, messageFacts } from './rule-matcher.ts';
@@ -105,7 +104,7 @@ export class RulesService {
       // The account's other creates wait for this one (PostgreSQL: its row lock; SQLite: the write lock), so that
       // each counts the others' rules.
       let account = trx.selectFrom('accounts').select('id').where('id', '=', accountId);
-      if (trx.getExecutor().adapter instanceof PostgresAdapter) account = account.forNoKeyUpdate();
+      if (onPostgres(trx)) account = account.forNoKeyUpdate();
       await account.executeTakeFirstOrThrow();
       const rules = await trx
         .selectFrom('rules')

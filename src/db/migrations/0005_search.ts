@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * The mail search index. Both databases index the same four fields the same way, so a query returns the same
@@ -37,10 +38,6 @@ const pgVector = [
   pgWords(`left(coalesce(text_body, ''), ${BODY_CHARS})`, 'D'),
 ].join(' || ');
 
-function isPostgres(db: Kysely<unknown>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   // The default list (the account's unarchived mail, newest first) and its count read only this index.
   await db.schema
@@ -55,7 +52,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['account_id', 'domain_id', 'is_archived', 'received_at'])
     .execute();
 
-  if (isPostgres(db)) {
+  if (onPostgres(db)) {
     await sql
       .raw(`ALTER TABLE emails ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (${pgVector}) STORED`)
       .execute(db);

@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * Exact counts of each account's emails by the list filters that need no search (domain, archived, parse status,
@@ -18,10 +19,6 @@ const EMAIL_COUNT_SHARDS = 32;
 const KEY_COLUMNS = ['account_id', 'domain_id', 'is_archived', 'parse_success', 'is_read'] as const;
 const KEY = `${KEY_COLUMNS.join(', ')}, shard`;
 
-function isPostgres(db: Kysely<unknown>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('email_counts')
@@ -34,7 +31,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('count', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('email_counts_key', [...KEY_COLUMNS, 'shard'])
     .execute();
-  if (isPostgres(db)) await postgresTriggers(db);
+  if (onPostgres(db)) await postgresTriggers(db);
   else await sqliteTriggers(db);
   // The triggers exist before the existing emails are counted, and on PostgreSQL creating them locks out writers
   // until this migration commits, so no email is counted twice or missed.

@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * PostgreSQL: keep an email row, and so its `search_vector`, in the table itself up to the largest size a page
@@ -8,6 +9,6 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  * emails` rewrites older ones the same way (it locks the table while it runs). SQLite keeps its index apart.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!onPostgres(db)) return;
   await sql`ALTER TABLE emails SET (toast_tuple_target = 8160)`.execute(db);
 }

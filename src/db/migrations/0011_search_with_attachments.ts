@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * PostgreSQL: the search index again, over the emails with attachments only, for `word has:attachment`. With the
@@ -8,7 +9,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  * nothing new.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!onPostgres(db)) return;
   await sql`CREATE INDEX emails_search_with_attachments ON emails USING gin (search_vector) WHERE attachment_count > 0`.execute(
     db,
   );

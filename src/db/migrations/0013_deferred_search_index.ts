@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * SQLite: new emails enter the search index in batches instead of in the transaction that stores them (see
@@ -11,7 +12,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  * taken out of whichever place holds it. PostgreSQL keeps its generated column, which is always current.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+  if (onPostgres(db)) return;
   await sql`CREATE TABLE emails_search_pending (email_rowid INTEGER PRIMARY KEY)`.execute(db);
   await sql`DROP TRIGGER emails_fts_insert`.execute(db);
   await sql`DROP TRIGGER emails_fts_update`.execute(db);

@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * SQLite: a counter that every change to what routing reads moves on, so that the router can keep its decisions
@@ -25,7 +26,7 @@ const ROUTING_COLUMNS = {
 };
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+  if (onPostgres(db)) return;
   await sql`CREATE TABLE routing_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`.execute(db);
   await sql`INSERT INTO routing_version (id, version) VALUES (1, 0)`.execute(db);
   const bump = 'BEGIN UPDATE routing_version SET version = version + 1; END';

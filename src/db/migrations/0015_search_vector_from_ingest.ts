@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * PostgreSQL: `emails.search_vector` stops being a generated column. Ingest writes it with the row, built with the
@@ -38,7 +39,7 @@ const INDEXED_COLUMNS = [
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!onPostgres(db)) return;
   await sql`ALTER TABLE emails ALTER COLUMN search_vector DROP EXPRESSION`.execute(db);
   await sql
     .raw(

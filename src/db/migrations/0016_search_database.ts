@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * SQLite: the search index moves to a database file of its own (see src/search/sqlite-search-index.ts), which a
@@ -14,7 +15,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 const INDEXED_COLUMNS = 'subject, from_name, from_address, recipient, to_json, cc_json, bcc_json, text_body';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+  if (onPostgres(db)) return;
   for (const trigger of [
     'emails_search_queue',
     'emails_search_requeue',

@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * `include_subdomains`: a verified root domain also receives mail for every subdomain not registered on its own
@@ -21,7 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable('domains')
     .addColumn('include_subdomains', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+  if (onPostgres(db)) return;
   await sql`DROP TRIGGER domains_routing_update`.execute(db);
   await sql
     .raw(

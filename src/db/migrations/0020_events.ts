@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * The account event log behind `GET /api/v2/events` (src/events). On PostgreSQL each row also records the id of the
@@ -7,7 +8,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  * installation's channel; PostgreSQL delivers it only once the transaction has committed.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
+  if (!onPostgres(db)) {
     await sql`CREATE TABLE events (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       account_id TEXT NOT NULL,

@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * PostgreSQL: the version of the search word rule the stored search vectors were built by (see
@@ -6,7 +7,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  * vectors stored until now are of version 1. SQLite's search file records its version itself.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!onPostgres(db)) return;
   await sql`CREATE TABLE search_word_rule (version integer NOT NULL)`.execute(db);
   await sql`INSERT INTO search_word_rule (version) VALUES (1)`.execute(db);
 }

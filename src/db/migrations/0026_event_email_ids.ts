@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * The email an event tells of, as a column with an index: expiring or erasing mail deletes its events (src/events,
@@ -7,10 +8,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE events ADD COLUMN email_id text`.execute(db);
-  const emailId =
-    db.getExecutor().adapter instanceof PostgresAdapter
-      ? sql`data::jsonb ->> 'emailId'`
-      : sql`json_extract(data, '$.emailId')`;
+  const emailId = onPostgres(db) ? sql`data::jsonb ->> 'emailId'` : sql`json_extract(data, '$.emailId')`;
   await sql`UPDATE events SET email_id = ${emailId}`.execute(db);
   await sql`CREATE INDEX events_email ON events (email_id) WHERE email_id IS NOT NULL`.execute(db);
 }

@@ -1,4 +1,5 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { onPostgres } from '../dialect.ts';
 
 /**
  * PostgreSQL: the vector the database computes for a row inserted without one, or whose indexed fields an UPDATE
@@ -40,7 +41,7 @@ const vector = [
 ].join(' || ');
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  if (!onPostgres(db)) return;
   await sql
     .raw(
       `CREATE OR REPLACE FUNCTION emails_search_vector() RETURNS trigger LANGUAGE plpgsql AS $$
