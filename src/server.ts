@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { bootstrapAccess, revokedConfiguredKeyWarning } from './accounts/index.ts';
-import { type App, createApp, ListenError, VERSION } from './app.ts';
+import type { App, ListenError } from './app.ts';
 import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
 import { AppError } from './core/index.ts';
 import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, type SandboxDns, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
@@ -58,10 +58,10 @@ interface Bound {
 }
 
 /** What this process runs on and where it listens: logged as one structured line, returned as a few for stdout. */
-function banner(app: App, bound: Bound): string[] {
+function banner(app: App, version: string, bound: Bound): string[] {
   const { config } = app;
   const started = {
-    version: VERSION,
+    version,
     database: describeDatabase(config.database, app.database.postgres?.schema),
     blobStore: describeBlobs(config.blobs),
     dataDir: config.dataDir,
@@ -73,7 +73,7 @@ function banner(app: App, bound: Bound): string[] {
   };
   app.logger.info(started, 'mailroom started');
   const lines = [
-    `Mailroom ${VERSION}`,
+    `Mailroom ${version}`,
     `  Database  ${started.database}`,
     `  Blobs     ${started.blobStore}`,
     `  Data      ${started.dataDir}`,
@@ -149,6 +149,8 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   // After a full GC V8 lets the old generation grow to a multiple of what survived (up to four) before the next one,
   // and that garbage is resident memory meanwhile. A quarter more trades some GC time for memory (performance.md).
   setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
+  // Loaded once the configuration holds, so that a start refused for a setting says so without loading the server.
+  const { createApp, ListenError, VERSION } = await import('./app.ts');
   let app: App;
   try {
     app = await createApp(config);
@@ -204,7 +206,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   };
   let lines: string[];
   try {
-    lines = [...banner(app, bound), ...(await ready(app, bound))];
+    lines = [...banner(app, VERSION, bound), ...(await ready(app, bound))];
   } catch (error) {
     // Left listening, the server would look started without ever saying how to use it.
     await app.close();
