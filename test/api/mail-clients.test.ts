@@ -141,7 +141,8 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
     );
     const item = list.data[1]!;
     assert.equal(item.type, 'received');
-    assert.equal(item.from, '"Alice Client" <alice@client.test>');
+    // `from` is the address, as Inbound gives it; the name is `from_name` (only a thread's messages format both).
+    assert.deepEqual([item.from, item.from_name], ['alice@client.test', 'Alice Client']);
     assert.deepEqual(item.to, ['desk@clients.test']);
     assert.equal(item.subject, 'Client question');
     assert.equal(item.has_attachments, true);
@@ -153,6 +154,7 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
     const email = await client().emails.retrieve(originalId);
     assert.equal(email.object, 'email');
     assert.equal(email.id, originalId);
+    assert.equal(email.from, 'alice@client.test');
     assert.equal(email.text, 'Can you help?');
     assert.equal(email.html, '<p>Can you <b>help</b>?</p>');
     assert.equal(email.has_attachments, true);
@@ -192,7 +194,10 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
         [replyId, 2, 'inbound'],
       ],
     );
-    assert.equal(detail.messages[0]!.from_address, 'alice@client.test');
+    assert.deepEqual(
+      [detail.messages[0]!.from, detail.messages[0]!.from_address],
+      ['"Alice Client" <alice@client.test>', 'alice@client.test'],
+    );
     assert.deepEqual(detail.messages[0]!.attachments, [
       { filename: 'data.csv', contentType: 'text/csv', size: 8, contentId: '' },
     ]);

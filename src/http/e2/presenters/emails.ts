@@ -1,7 +1,12 @@
 import { Type } from 'typebox';
 import type { AddressList, EmailSummary, ReadableEmail } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
-import { AttachmentSchema, presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
+import {
+  AttachmentSchema,
+  presentAttachments,
+  senderAddress,
+  subjectOf,
+} from '../../shared/presenters/received-mail.ts';
 import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
 
 /** Received mail in the e2 family's snake_case shapes (`type: 'received'`). */
@@ -75,7 +80,7 @@ function presentEmailHead(
     id: email.id,
     type: 'received' as const,
     message_id: email.messageId,
-    from: senderText(email),
+    from: senderAddress(email),
     from_name: email.fromName,
     to: email.to ? addressesOf(email.to) : [email.recipient],
     cc: addressesOf(email.cc),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { StoredEmail } from '../../../mail/index.ts';
+import type { AddressList, StoredEmail } from '../../../mail/index.ts';
 
 /** Pieces of a received email both families present alike. */
 
@@ -8,6 +8,10 @@ export const REPLY_PLACEHOLDER_MESSAGE = 'Reply validated. Sending replies is no
 export function subjectOf(subject: string | null): string {
   return subject?.trim() ? subject : 'No Subject';
 }
+
+/** The sender's address (the From header's first), as both families' `from` gives it; its text when it has none. */
+export const senderAddress = (email: { from: AddressList | null; fromAddress: string | null }) =>
+  email.fromAddress ?? email.from?.text ?? '';
 
 export const AttachmentSchema = Type.Object({
   filename: Type.String(),

@@ -6,6 +6,7 @@ import {
   AttachmentSchema,
   presentAttachments,
   REPLY_PLACEHOLDER_MESSAGE,
+  senderAddress,
   subjectOf,
 } from '../../shared/presenters/received-mail.ts';
 import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
@@ -193,7 +194,7 @@ function presentMailHead(
     emailId: email.id,
     messageId: email.messageId ?? '',
     subject: subjectOf(email.subject),
-    from: email.fromAddress ?? email.from?.text ?? '',
+    from: senderAddress(email),
     fromName: email.fromName,
   };
 }
