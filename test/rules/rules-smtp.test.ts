@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Inbound from 'inboundemail';
 import { createWebhookEndpoint, routeAddress, waitForDelivery } from '../delivery/setup.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
@@ -130,6 +131,11 @@ describe('rules at ingest, end to end over SMTP', () => {
     assert.equal((await waitForDelivery(api, emailId)).endpointId, main.id);
     const read = await api.get(`/api/e2/emails/${emailId}`);
     assert.deepEqual(read.body.tags, ['vip']);
+    // The e2 thread's messages carry tags as the inboundemail client types them, {name, value}.
+    const thread = await new Inbound({ apiKey: server.apiKey, baseURL: server.baseUrl }).mail.retrieve(
+      read.body.thread_id,
+    );
+    assert.deepEqual(thread.messages[0]!.tags, [{ name: 'tag', value: 'vip' }]);
     assert.deepEqual(read.body.guard, {
       matches: [{ ruleId: rule.id, name: 'VIP senders', source: 'rule', action: 'tag', applied: true, tag: 'vip' }],
       blocked: false,

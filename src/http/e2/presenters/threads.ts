@@ -71,7 +71,9 @@ export const ThreadDetailSchema = Type.Object({
       in_reply_to: Nullable(Type.String()),
       references: Type.Array(Type.String()),
       headers: Type.Record(Type.String(), Type.Unknown()),
-      tags: Type.Array(Type.String(), { description: 'Added by tag rules at ingest' }),
+      tags: Type.Array(Type.Object({ name: Type.Literal('tag'), value: Type.String() }), {
+        description: "Added by tag rules at ingest, each as `{name: 'tag', value}` (inboundemail's tag type)",
+      }),
     }),
   ),
   total_count: Type.Integer(),
@@ -137,7 +139,7 @@ export function presentThreadMessageE2(email: ReadableEmail, index: number) {
     in_reply_to: email.inReplyTo,
     references: email.references,
     headers: email.headers,
-    tags: tagsOf(email),
+    tags: tagsOf(email).map((value) => ({ name: 'tag' as const, value })),
   };
 }
 
