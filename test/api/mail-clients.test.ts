@@ -176,6 +176,22 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
     assert.deepEqual((await client().emails.list({ address: 'addr_unknown' })).data, []);
   });
 
+  test('emails.list lists archived mail, flagged, except for status unread; status archived lists it alone', async () => {
+    await world.api.patch(`/api/e2/emails/${originalId}`, { is_read: true, is_archived: false });
+    await world.api.patch(`/api/e2/emails/${replyId}`, { is_read: false, is_archived: true });
+    const listed = async (status?: 'unread' | 'read' | 'delivered' | 'archived') =>
+      (await client().emails.list(status ? { status } : {})).data.map((email) => [email.id, email.is_archived]);
+    assert.deepEqual(await listed(), [
+      [replyId, true],
+      [originalId, false],
+    ]);
+    assert.deepEqual(await listed('delivered'), await listed());
+    assert.deepEqual(await listed('unread'), []);
+    assert.deepEqual(await listed('read'), [[originalId, false]]);
+    assert.deepEqual(await listed('archived'), [[replyId, true]]);
+    await world.api.patch(`/api/e2/emails/${replyId}`, { is_archived: false });
+  });
+
   test('mail.list and mail.retrieve return the thread with both messages', async () => {
     const threads = await client().mail.list({ limit: '10' });
     assert.equal(threads.threads.length, 1);

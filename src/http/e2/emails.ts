@@ -39,14 +39,15 @@ const TIME_RANGES = ['1h', '24h', '7d', '30d', '90d', 'all'] as const;
 /** Statuses a received email can never have (they belong to sent mail, which Mailroom does not keep). */
 const SENT_ONLY_STATUSES = new Set(['pending', 'bounced', 'scheduled', 'cancelled']);
 
+/** As Inbound's e2 list: archived mail is listed too (flagged `is_archived`), except when asking for unread mail. */
 function receivedFilter(status: (typeof STATUSES)[number] | undefined): MailFilter | undefined {
   if (status && SENT_ONLY_STATUSES.has(status)) return undefined;
-  if (status === 'delivered') return { parseSuccess: true };
-  if (status === 'failed') return { parseSuccess: false };
-  if (status === 'read') return { isRead: true };
   if (status === 'unread') return { isRead: false };
   if (status === 'archived') return { archived: 'only' };
-  return {};
+  if (status === 'delivered') return { parseSuccess: true, archived: 'include' };
+  if (status === 'failed') return { parseSuccess: false, archived: 'include' };
+  if (status === 'read') return { isRead: true, archived: 'include' };
+  return { archived: 'include' };
 }
 
 export function listEmails(app: Api, { tags, mail }: EmailRouteOptions) {
@@ -57,7 +58,8 @@ export function listEmails(app: Api, { tags, mail }: EmailRouteOptions) {
         tags,
         summary: 'List received mail',
         description:
-          'Newest first; archived mail only with `status=archived`. `search` works as on `/api/v2/mail`. ' +
+          'Newest first; archived mail is listed (`is_archived`) except with `status=unread`, and alone with ' +
+          '`status=archived`. `search` works as on `/api/v2/mail`. ' +
           'Without `time_range` (or with `all`) there is no time filter.',
         querystring: Type.Object({
           ...PaginationQuery,
