@@ -201,6 +201,18 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
     assert.equal(thread!.latest_message?.id, replyId);
     assert.equal(threads.pagination.has_more, false);
 
+    // Only `true` asks for unread threads; the client types `unread` as any string, as Inbound reads it.
+    await world.api.patch(`/api/e2/emails/${originalId}`, { is_read: true });
+    await world.api.patch(`/api/e2/emails/${replyId}`, { is_read: true });
+    for (const [unread, count] of [
+      ['true', 0],
+      ['false', 1],
+      ['1', 1],
+    ] as const) {
+      assert.equal((await client().mail.list({ unread })).threads.length, count, `unread=${unread}`);
+    }
+    await world.api.patch(`/api/e2/emails/${replyId}`, { is_read: false });
+
     const detail = await client().mail.retrieve(thread!.id);
     assert.equal(detail.total_count, 2);
     assert.deepEqual(

@@ -26,7 +26,8 @@ export function listThreads(app: Api, { tags, threads }: ThreadRouteOptions) {
           limit: Type.Optional(Type.Integer({ description: '1 to 100, default 25' })),
           cursor: Type.Optional(Type.String()),
           search: Type.Optional(Type.String()),
-          unread: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+          // A string, as Inbound and its client type it: `true` filters, any other value lists every thread.
+          unread: Type.Optional(Type.String({ description: '`true`: only threads with unread mail' })),
           domain: Type.Optional(Type.String({ description: 'A domain name or id' })),
           address: Type.Optional(Type.String({ description: 'An email address or address id' })),
         }),
