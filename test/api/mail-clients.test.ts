@@ -176,6 +176,19 @@ describe('inboundemail (e2): emails, mail threads and attachments', () => {
     assert.deepEqual((await client().emails.list({ address: 'addr_unknown' })).data, []);
   });
 
+  test('emails.list and mail.list read empty parameters as not given (an unset filter sent as ""), as Inbound does', async () => {
+    const emails = await client().emails.list();
+    assert.deepEqual(
+      emails.data.map((email) => email.id),
+      [replyId, originalId],
+    );
+    const empty = { address: '', domain: '', search: '', limit: '' };
+    assert.deepEqual(await client().emails.list({ ...empty, offset: '' }), emails);
+    const threads = await client().mail.list();
+    assert.equal(threads.threads.length, 1);
+    assert.deepEqual(await client().mail.list({ ...empty, cursor: '', unread: '' }), threads);
+  });
+
   test('emails.list lists archived mail, flagged, except for status unread; status archived lists it alone', async () => {
     await world.api.patch(`/api/e2/emails/${originalId}`, { is_read: true, is_archived: false });
     await world.api.patch(`/api/e2/emails/${replyId}`, { is_read: false, is_archived: true });

@@ -3,6 +3,7 @@ import { Invalid } from '../../core/index.ts';
 import type { DeliveryService } from '../../delivery/index.ts';
 import type { MailFilter, MailService } from '../../mail/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
+import { emptyQueryAsUnset } from '../empty-query.ts';
 import { pagination } from '../pagination.ts';
 import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
@@ -54,6 +55,7 @@ export function listEmails(app: Api, { tags, mail }: EmailRouteOptions) {
   app.get(
     '/emails',
     {
+      preValidation: emptyQueryAsUnset,
       schema: {
         tags,
         summary: 'List received mail',

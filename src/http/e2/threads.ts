@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Invalid } from '../../core/index.ts';
 import type { ThreadsService } from '../../mail/index.ts';
+import { emptyQueryAsUnset } from '../empty-query.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 import type { Api, Tags } from '../shared/api.ts';
 import { presentThreadDetail, presentThreadItem, ThreadDetailSchema, ThreadItemSchema } from './presenters/threads.ts';
@@ -16,6 +17,7 @@ export function listThreads(app: Api, { tags, threads }: ThreadRouteOptions) {
   app.get(
     '/mail/threads',
     {
+      preValidation: emptyQueryAsUnset,
       schema: {
         tags,
         summary: 'List threads',

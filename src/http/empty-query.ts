@@ -1,0 +1,10 @@
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * A `preValidation` hook for Inbound's e2 mail lists, which read an empty query parameter as one not given (their
+ * `limit || 50`, `if (address)`): a client passing an unset filter as `?address=` gets the unfiltered list.
+ */
+export async function emptyQueryAsUnset(request: FastifyRequest) {
+  const query = request.query as Record<string, unknown>;
+  for (const [name, value] of Object.entries(query)) if (value === '') delete query[name];
+}
