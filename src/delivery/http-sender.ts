@@ -111,7 +111,7 @@ export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
         finish({
           statusCode: answered!.response.statusCode,
           headers: answered!.response.headers,
-          body: firstCharacters(Buffer.concat(answered!.chunks).toString('utf8'), RESPONSE_BODY_CHARS),
+          body: storableText(firstCharacters(Buffer.concat(answered!.chunks).toString('utf8'), RESPONSE_BODY_CHARS)),
         });
       const timer = setTimeout(() => {
         // A receiver that answered and is slow to send its body has answered: its status decides, not the timeout.
@@ -154,6 +154,15 @@ export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
 }
 
 export type HttpSender = ReturnType<typeof createHttpSender>;
+
+/**
+ * A response body as the delivery log can keep it: a NUL, which PostgreSQL text cannot hold, becomes U+FFFD as bytes
+ * that are not UTF-8 do. Kept as sent, its attempt could not be recorded, and the webhook would go out again at
+ * each lease.
+ */
+function storableText(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
+}
 
 function describeNetworkError(error: NodeJS.ErrnoException): string {
   if (error.code === 'ECONNREFUSED')

@@ -264,6 +264,18 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     );
   });
 
+  test('a 200 whose body holds NUL bytes is recorded once, the NULs as U+FFFD, and not sent again', async () => {
+    const { address } = await webhookAddress();
+    receiver.answer({ status: 200, body: 'ok\u0000\u0000done' });
+    const emailId = await deliver(address);
+    const delivery = await waitForDelivery(api, emailId);
+    assert.deepEqual(
+      [delivery.status, delivery.attempts, delivery.responseData!.responseBody, delivery.attemptLog[0]!.responseBody],
+      ['success', 1, 'ok\uFFFD\uFFFDdone', 'ok\uFFFD\uFFFDdone'],
+    );
+    assert.equal(receiver.requests.length, 1);
+  });
+
   test('retryAttempts 0: one failed attempt and no retry', async () => {
     const { address } = await webhookAddress({ retryAttempts: 0 });
     receiver.answer({ status: 500, body: 'nope' });
