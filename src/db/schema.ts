@@ -81,6 +81,9 @@ export interface EndpointsTable {
   deactivated_reason: string | null;
   created_at: string;
   updated_at: string;
+  /** The signing secret replaced last, still signing beside the new one until its expiry (migration 0028). */
+  previous_secret?: string | null;
+  previous_secret_expires_at?: string | null;
 }
 
 export interface WebhooksTable {
@@ -98,6 +101,9 @@ export interface WebhooksTable {
   deactivated_reason: string | null;
   created_at: string;
   updated_at: string;
+  /** The signing secret replaced last, still signing beside the new one until its expiry (migration 0028). */
+  previous_secret?: string | null;
+  previous_secret_expires_at?: string | null;
 }
 
 export interface EmailAddressesTable {

@@ -89,7 +89,12 @@ export function buildWebhookRequest(input: WebhookRequestInput): HttpPost & { tr
   headers['content-type'] = 'application/json';
   headers['webhook-id'] = input.webhookId;
   headers['webhook-timestamp'] = String(seconds);
-  if (target.secret)
-    headers['webhook-signature'] = standardWebhookSignature(target.secret, input.webhookId, seconds, body);
+  if (target.secret) {
+    // Space-separated, as Standard Webhooks lists several: a receiver verifies with the new secret or the old one.
+    headers['webhook-signature'] = [target.secret, target.previousSecret]
+      .filter((secret): secret is string => secret !== undefined)
+      .map((secret) => standardWebhookSignature(secret, input.webhookId, seconds, body))
+      .join(' ');
+  }
   return { url: input.url ?? target.url, headers, body, timeoutMs: target.timeoutMs, trimmed };
 }

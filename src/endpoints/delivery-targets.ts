@@ -3,6 +3,7 @@ import { randomHex } from '../core/index.ts';
 import type { Db, DeliveriesTable } from '../db/index.ts';
 import { fromFlag, preparedQuery } from '../db/index.ts';
 import { DEFAULT_RETRY_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS, type EndpointType } from './endpoint-config.ts';
+import { signingPreviousSecret } from './secret-rotation.ts';
 
 interface TargetBase {
   id: string;
@@ -18,6 +19,8 @@ export interface WebhookTarget extends TargetBase {
   legacy: boolean;
   url: string;
   secret?: string;
+  /** The secret `secret` replaced, while deliveries are signed with both (see secret-rotation.ts). */
+  previousSecret?: string;
   headers: Record<string, string>;
   timeoutMs: number;
   verificationToken: string;
@@ -77,7 +80,16 @@ export async function isVerifiedDomain(db: Db, accountId: string, domain: string
 const endpointRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
   db
     .selectFrom('endpoints')
-    .select(['id', 'account_id', 'name', 'type', 'config', 'is_active'])
+    .select([
+      'id',
+      'account_id',
+      'name',
+      'type',
+      'config',
+      'is_active',
+      'previous_secret',
+      'previous_secret_expires_at',
+    ])
     .where('id', '=', id)
     .where('account_id', '=', accountId),
 );
@@ -131,12 +143,14 @@ export class DeliveryTargets {
       retryAttempts: numberOr(config.retryAttempts, DEFAULT_RETRY_ATTEMPTS),
     };
     if (row.type === 'webhook') {
+      const secret = optionalString(config.secret);
       return {
         ...base,
         kind: 'webhook',
         legacy: false,
         url: String(config.url ?? ''),
-        secret: optionalString(config.secret),
+        secret,
+        previousSecret: secret && signingPreviousSecret(row, this.clock.now()),
         headers: stringMap(config.headers),
         timeoutMs: numberOr(config.timeout, DEFAULT_TIMEOUT_SECONDS) * 1000,
         verificationToken: await this.endpointToken(row.id, config),
@@ -211,6 +225,7 @@ export class DeliveryTargets {
       retryAttempts: row.retry_attempts,
       url: row.url,
       secret: row.secret ?? undefined,
+      previousSecret: row.secret ? signingPreviousSecret(row, this.clock.now()) : undefined,
       headers: row.headers ? stringMap(JSON.parse(row.headers)) : {},
       timeoutMs: row.timeout * 1000,
       verificationToken: row.verification_token,

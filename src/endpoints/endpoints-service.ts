@@ -19,6 +19,7 @@ import {
   normalizeConfig,
   webhookSettings,
 } from './endpoint-config.ts';
+import { previousSecretAfter } from './secret-rotation.ts';
 import { holdRoutingTarget } from './target-hold.ts';
 import { assertPublicForwardAddress, assertPublicUrl } from './url-guard.ts';
 
@@ -208,9 +209,13 @@ export class EndpointsService {
     }
     if (update.config !== undefined) {
       const config = await normalizeConfig(row.type, update.config, this.checks(accountId));
-      const token = JSON.parse(row.config).verificationToken;
-      // A config edit replaces the settings but never the token receivers already trust.
-      if (row.type === 'webhook') config.verificationToken = token ?? randomHex(32);
+      const before = JSON.parse(row.config);
+      if (row.type === 'webhook') {
+        // A config edit replaces the settings but never the token receivers already trust.
+        config.verificationToken = before.verificationToken ?? randomHex(32);
+        const secret = config.secret as string | undefined;
+        Object.assign(changes, previousSecretAfter(before.secret, row, secret, this.clock.now()));
+      }
       changes.config = JSON.stringify(config);
     }
     if (Object.keys(changes).length === 0) return this.toEndpoint(row, NO_DELIVERIES);

@@ -4,6 +4,7 @@ import type { DnsLookup } from '../dns/index.ts';
 import { type DeliveryHistory, type DeliveryStats, NO_DELIVERIES, withDeliveryStats } from './delivery-history.ts';
 import { checkDescription, checkName, webhookSettings } from './endpoint-config.ts';
 import type { RoutingTarget, TargetServiceDeps } from './endpoints-service.ts';
+import { previousSecretAfter } from './secret-rotation.ts';
 import { assertPublicUrl } from './url-guard.ts';
 
 /**
@@ -114,6 +115,7 @@ export class WebhooksService {
         deactivated_reason: input.isActive === undefined ? row.deactivated_reason : null,
         url: settings.url,
         secret: settings.secret ?? null,
+        ...previousSecretAfter(row.secret, row, settings.secret, this.clock.now()),
         headers: settings.headers ? JSON.stringify(settings.headers) : null,
         timeout: settings.timeout,
         retry_attempts: settings.retryAttempts,

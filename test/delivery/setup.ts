@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -15,9 +15,13 @@ export interface DeliveryWorld {
 }
 
 /** A running Mailroom that retries deliveries a thousand times sooner, with `domain` verified through loopback DNS. */
-export async function startDeliveryWorld(domain: string, env: Record<string, string> = {}): Promise<DeliveryWorld> {
+export async function startDeliveryWorld(
+  domain: string,
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<DeliveryWorld> {
   const dns = await startDnsServer();
-  const server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001', ...env });
+  const server = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_RETRY_SCALE: '0.001', ...env }, options);
   const api = apiClient(server.baseUrl, server.apiKey);
   const domainId = (await createVerifiedDomain(api, dns, domain)).id;
   return {

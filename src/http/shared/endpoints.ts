@@ -94,7 +94,8 @@ export function updateEndpoint(app: Api, { tags, endpoints }: EndpointRouteOptio
     summary: 'Update an endpoint',
     description:
       'Only the fields sent change. A new `config` replaces the old one whole (validated as on create); a ' +
-      "webhook's verificationToken is kept. `webhookFormat` is accepted and ignored: deliveries use one format.",
+      "webhook's verificationToken is kept, and a replaced `secret` signs beside the new one for 24 hours. " +
+      '`webhookFormat` is accepted and ignored: deliveries use one format.',
     fields: {
       name: Type.Optional(Type.String()),
       description: ClearableString,

@@ -75,7 +75,9 @@ export function updateWebhook(app: Api, { tags, webhooks }: WebhookRouteOptions)
     path: '/webhooks/:id',
     tags,
     summary: 'Update a legacy webhook',
-    description: 'Only the fields sent change; null clears `secret`, `headers` and `description`.',
+    description:
+      'Only the fields sent change; null clears `secret`, `headers` and `description`. A replaced `secret` signs ' +
+      'beside the new one for 24 hours.',
     fields: webhookFields,
     item: WebhookSchema,
     update: (accountId, id, changes) => webhooks.update(accountId, id, changes),
