@@ -93,13 +93,15 @@ export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
         clearTimeout(timer);
         resolve({ ...outcome, durationMs: elapsed() });
       };
-      let req: http.ClientRequest;
-      try {
-        req = (url.protocol === 'https:' ? https : http).request(url, {
+      const open = () =>
+        (url.protocol === 'https:' ? https : http).request(url, {
           method: 'POST',
           agent,
           headers: { ...request.headers, 'Content-Length': String(Buffer.byteLength(request.body)) },
         });
+      let req: http.ClientRequest;
+      try {
+        req = open();
       } catch (error) {
         // Headers HTTP cannot carry: every retry would fail the same way.
         resolve({ headers: {}, body: '', durationMs: 0, error: (error as Error).message, blocked: true });
@@ -119,28 +121,35 @@ export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
         else finish({ headers: {}, body: '', error: `Request timeout after ${request.timeoutMs / 1000}s` });
         req.destroy();
       }, request.timeoutMs);
-      req.on('error', (error) => {
-        const blocked = error instanceof BlockedAddress;
-        finish({ headers: {}, body: '', error: blocked ? error.message : describeNetworkError(error), blocked });
-      });
-      req.on('response', (response) => {
-        answered = { response, chunks: [] };
-        const { chunks } = answered;
-        let read = 0;
-        response.on('data', (chunk: Buffer) => {
-          if (read >= MAX_READ_BYTES) return;
-          chunks.push(chunk);
-          read += chunk.length;
-          if (read >= MAX_READ_BYTES) {
-            answer();
-            response.destroy();
-          }
+      const send = (sending: http.ClientRequest) => {
+        req = sending;
+        sending.on('error', (error: NodeJS.ErrnoException) => {
+          // A kept-alive connection the receiver closed (its idle timeout ran out) as the request went out on it: the
+          // request goes again on another connection, as Node's documentation advises, rather than failing the attempt.
+          if (!settled && sending.reusedSocket && !answered && error.code === 'ECONNRESET') return send(open());
+          const blocked = error instanceof BlockedAddress;
+          finish({ headers: {}, body: '', error: blocked ? error.message : describeNetworkError(error), blocked });
         });
-        response.on('end', answer);
-        response.on('error', answer);
-        response.on('close', answer);
-      });
-      req.end(request.body);
+        sending.on('response', (response) => {
+          answered = { response, chunks: [] };
+          const { chunks } = answered;
+          let read = 0;
+          response.on('data', (chunk: Buffer) => {
+            if (read >= MAX_READ_BYTES) return;
+            chunks.push(chunk);
+            read += chunk.length;
+            if (read >= MAX_READ_BYTES) {
+              answer();
+              response.destroy();
+            }
+          });
+          response.on('end', answer);
+          response.on('error', answer);
+          response.on('close', answer);
+        });
+        sending.end(request.body);
+      };
+      send(req);
     });
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { TestApp } from '../helpers/app.ts';
@@ -274,6 +275,47 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       ['success', 1, 'ok\uFFFD\uFFFDdone', 'ok\uFFFD\uFFFDdone'],
     );
     assert.equal(receiver.requests.length, 1);
+  });
+
+  test('a receiver that drops a kept-alive connection as the next request comes gets it on a new one, in one attempt', async () => {
+    // Each connection takes one request; a second one on it is dropped unanswered, as a receiver whose idle timeout
+    // runs out just then does (uvicorn's 5 s, gunicorn's 2 s, without a Keep-Alive hint).
+    const bodies: string[] = [];
+    const dropping = createTcpServer((socket) => {
+      let buffered = Buffer.alloc(0);
+      let served = false;
+      socket.on('error', () => {});
+      socket.on('data', (chunk: Buffer) => {
+        if (served) return void socket.destroy();
+        buffered = Buffer.concat([buffered, chunk]);
+        const end = buffered.indexOf('\r\n\r\n');
+        const length = Number(/content-length: *(\d+)/i.exec(buffered.subarray(0, end).toString())?.[1]);
+        if (end < 0 || buffered.length < end + 4 + length) return;
+        served = true;
+        bodies.push(buffered.subarray(end + 4).toString());
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      });
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(dropping.address() as AddressInfo).port}/hook`;
+      const { address } = await routeToWebhook(world, 'Hook', url, { retryAttempts: 0 });
+      const deliveries = [];
+      for (const subject of ['First', 'Second']) {
+        const delivery = await waitForDelivery(api, await deliver(address, { subject }));
+        deliveries.push([delivery.status, delivery.attempts, delivery.lastError]);
+      }
+      assert.deepEqual(deliveries, [
+        ['success', 1, null],
+        ['success', 1, null],
+      ]);
+      assert.deepEqual(
+        bodies.map((body) => JSON.parse(body).email.subject),
+        ['First', 'Second'],
+      );
+    } finally {
+      dropping.close();
+    }
   });
 
   test('retryAttempts 0: one failed attempt and no retry', async () => {
