@@ -151,7 +151,8 @@ class EightBitHeaderParser extends BoundedMailParser {
 }
 
 function decodedHeaders(lines: HeaderLines, decode: (value: string) => string): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
+  // No prototype: a field named `constructor` or `__proto__` is a header like any other, not Object's own member.
+  const headers: Record<string, string | string[]> = Object.create(null);
   for (const { key, line } of lines) {
     let value = eightBitHeader(headerValue(line));
     try {

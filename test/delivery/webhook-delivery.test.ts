@@ -417,6 +417,23 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.equal((await waitForDelivery(api, emailId)).status, 'success');
   });
 
+  test('header fields named constructor and __proto__ are received and delivered as any other field', async () => {
+    const { address } = await webhookAddress();
+    const raw = `From: ann@sender.test\r\nTo: ${address}\r\nSubject: Hi\r\nConstructor: x\r\n__proto__: y\r\n\r\nHi\r\n`;
+    const emailId = await deliver(address, { raw });
+    await receiver.waitForRequests(1);
+    const { email } = JSON.parse(receiver.requests[0]!.body);
+    assert.equal(email.id, emailId);
+    assert.deepEqual(
+      Object.entries(email.parsedData.headers).filter(([name]) => !['from', 'to'].includes(name)),
+      [
+        ['subject', 'Hi'],
+        ['constructor', 'x'],
+        ['__proto__', 'y'],
+      ],
+    );
+  });
+
   test('a raw latin-1 Subject and From name arrive as latin-1; UTF-8 and RFC 2047 ones as before', async () => {
     for (const [label, subject, encoding, expected] of [
       ['latin-1', 'Café crème', 'latin1', 'Café crème'],
