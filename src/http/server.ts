@@ -21,6 +21,7 @@ import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
 import { type HttpLimits, limitOptions } from './connection-limits.ts';
 import { refuseEncodedBodies } from './content-encoding.ts';
 import { e2Routes } from './e2/routes.ts';
+import { emailReceivedWebhook } from './email-received-doc.ts';
 import { handleError } from './errors.ts';
 import { refuseJsonSentAsForm } from './json-content-type.ts';
 import { type MetricsExposure, metricsRoute } from './metrics-route.ts';
@@ -128,6 +129,7 @@ export async function buildHttpServer(
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearerAuth: [] }],
+      webhooks: { emailReceived: emailReceivedWebhook },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CONTENT_SECURITY_POLICY });

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import * as SchemaCheck from 'typebox/schema';
 import type { TestApp } from '../helpers/app.ts';
 import type { ApiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
@@ -182,6 +183,44 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     assert.equal(delivery.responseData!.responseCode, 200);
     assert.equal(delivery.responseData!.responseBody, 'ok');
     assert.equal(delivery.responseData!.url, receiver.url);
+  });
+
+  test('the OpenAPI documents describe the email.received body and headers every delivery and test sends', async () => {
+    const documents = await Promise.all(['e2', 'v2'].map((family) => api.get(`/api/${family}/openapi.json`)));
+    const [e2, v2] = documents.map((document) => document.body.webhooks?.emailReceived?.post);
+    assert.deepEqual(v2, e2);
+    const schema = e2.requestBody.content['application/json'].schema;
+    const { endpoint, address } = await webhookAddress({ secret: SECRET });
+    await deliver(address, {
+      html: '<p>Hi</p>',
+      headers: { Cc: 'Bea <bea@sender.test>', 'X-Priority': '1', 'In-Reply-To': '<parent@sender.test>' },
+      attachments: [{ filename: 'notes.txt', content: 'attached bytes' }],
+    });
+    // A message with no Message-ID, Date, From or To, and an unnamed attachment without a disposition.
+    const bare = `Subject: Bare\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\r\nHi\r\n--b\r\nContent-Type: image/png\r\n\r\nx\r\n--b--\r\n`;
+    await deliver(address, { raw: bare });
+    assert.equal((await api.post(`/api/v2/endpoints/${endpoint.id}/test`, {})).body.success, true);
+    await receiver.waitForRequests(3);
+    for (const request of receiver.requests) {
+      const body = JSON.parse(request.body);
+      assert.deepEqual(SchemaCheck.Errors(schema, body), [true, []], body.email.subject);
+      const documented = e2.parameters.map((parameter: { name: string; required: boolean }) => parameter.name);
+      assert.deepEqual(
+        documented.filter((name: string) => request.headers[name] === undefined),
+        [],
+        body.email.subject,
+      );
+    }
+    // The deliveries go out on their own, so they may come in any order.
+    const emails = receiver.requests.map((request) => JSON.parse(request.body).email);
+    assert.deepEqual(
+      emails.map((email) => [email.subject, email.parsedData.date === undefined, email.parsedData.priority]).sort(),
+      [
+        ['Bare', true, undefined],
+        ['Hello', false, 'high'],
+        ['Test webhook from Mailroom', false, 'normal'],
+      ],
+    );
   });
 
   test('a 600,000-character Subject: the body fits a 1 MB cap, its subject cut to 1,000 characters, and says so', async () => {
