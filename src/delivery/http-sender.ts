@@ -33,6 +33,12 @@ export interface HttpOutcome {
 export const RESPONSE_BODY_CHARS = 2000;
 /** Bytes read of a response before the rest is discarded. */
 const MAX_READ_BYTES = 64 * 1024;
+/**
+ * How long a kept-alive connection to a receiver may sit unused before it is closed. Receivers that never close idle
+ * connections themselves (Go's default) otherwise held one for each of an endpoint's slots for good, every
+ * receiver's adding up to the process's file descriptors; under the 5 s after which uvicorn and Node close theirs.
+ */
+const IDLE_CONNECTION_MS = 4000;
 
 class BlockedAddress extends Error {}
 
@@ -62,9 +68,11 @@ export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
       return answered(notFound);
     }, answered);
   };
+  // `timeout` closes only idle connections: one in use keeps it for the request's own timer to end.
+  const keptAlive = { keepAlive: true, maxSockets: 256, timeout: IDLE_CONNECTION_MS };
   const agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 256, lookup: guardedLookup } as http.AgentOptions),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 256, lookup: guardedLookup } as https.AgentOptions),
+    'http:': new http.Agent({ ...keptAlive, lookup: guardedLookup } as http.AgentOptions),
+    'https:': new https.Agent({ ...keptAlive, lookup: guardedLookup } as https.AgentOptions),
   };
 
   async function post(request: HttpPost): Promise<HttpOutcome> {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
@@ -354,6 +355,26 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       );
     } finally {
       dropping.close();
+    }
+  });
+
+  test('a connection left open by a receiver that never closes idle ones is closed once idle for 4 s', async () => {
+    const lingering = createHttpServer((request, response) => request.resume().on('end', () => response.end('ok')));
+    lingering.keepAliveTimeout = 0; // Go's net/http default: idle connections are never closed
+    await new Promise<void>((resolve) => lingering.listen(0, '127.0.0.1', resolve));
+    const open = () => new Promise<number>((resolve) => lingering.getConnections((_error, count) => resolve(count)));
+    try {
+      const url = `http://127.0.0.1:${(lingering.address() as AddressInfo).port}/hook`;
+      const { address } = await routeToWebhook(world, 'Hook', url);
+      const delivery = await waitForDelivery(api, await deliver(address));
+      assert.equal(delivery.status, 'success');
+      const counts = [await open()];
+      await new Promise((resolve) => setTimeout(resolve, 4500));
+      counts.push(await open());
+      assert.deepEqual(counts, [1, 0]);
+    } finally {
+      lingering.closeAllConnections();
+      lingering.close();
     }
   });
 
