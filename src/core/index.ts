@@ -8,4 +8,5 @@ export { isOutage } from './outage.ts';
 export type { Page } from './page.ts';
 export { startPeriodicTask } from './periodic-task.ts';
 export { FixedWindowRateLimiter, type RateLimitAnswer } from './rate-limiter.ts';
+export { storableText } from './storable-text.ts';
 export { urlHost } from './url-host.ts';

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import { storableText } from '../core/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { addressLiteral, type ForwardTarget } from '../endpoints/index.ts';
 import type { StoredEmail } from '../mail/index.ts';
@@ -180,13 +181,13 @@ export function createForwarder(options: ForwarderOptions) {
         to: recipient,
         envelope: { from: envelopeFrom, to: [recipient] },
       });
-      return { address: recipient, status: 'sent', response: String(info.response ?? '') };
+      return { address: recipient, status: 'sent', response: storableText(String(info.response ?? '')) };
     } catch (error) {
       const code = (error as { responseCode?: number }).responseCode;
       return {
         address: recipient,
         status: 'failed',
-        error: (error as Error).message,
+        error: storableText((error as Error).message),
         temporary: code === undefined || code < 500,
       };
     }

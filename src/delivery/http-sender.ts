@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { firstCharacters, urlHost } from '../core/index.ts';
+import { firstCharacters, storableText, urlHost } from '../core/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 
 /** Says why Mailroom must not connect to an IP address, or undefined when it may. */
@@ -171,15 +171,6 @@ export function createHttpSender(guard: AddressGuard, dns: HostLookup) {
 }
 
 export type HttpSender = ReturnType<typeof createHttpSender>;
-
-/**
- * A response body as the delivery log can keep it: a NUL, which PostgreSQL text cannot hold, becomes U+FFFD as bytes
- * that are not UTF-8 do. Kept as sent, its attempt could not be recorded, and the webhook would go out again at
- * each lease.
- */
-function storableText(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD');
-}
 
 function describeNetworkError(error: NodeJS.ErrnoException): string {
   if (error.code === 'ECONNREFUSED')
