@@ -99,7 +99,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const dns = createDnsLookup(config.dnsServers);
   // Read at scrape time; `delivery` exists by the time anything can scrape.
   const metrics = config.metrics.enabled
-    ? createMetrics({ clock, deliveryQueue: () => delivery.queueState() })
+    ? createMetrics({ clock, logger, deliveryQueue: () => delivery.queueState() })
     : undefined;
   /** Hits per key and minute in this process's memory; undefined when `limit` is 0 (off). */
   const perMinute = (limit: number) =>

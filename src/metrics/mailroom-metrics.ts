@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Clock } from '../core/index.ts';
+import type { Clock, Logger } from '../core/index.ts';
 
 /** The delivery outbox as one query reads it at scrape time. */
 export interface DeliveryQueueState {
@@ -11,9 +11,17 @@ export interface DeliveryQueueState {
 
 export interface MetricsDependencies {
   clock: Clock;
+  logger: Logger;
   /** Read once per scrape. */
   deliveryQueue(): Promise<DeliveryQueueState>;
 }
+
+/**
+ * How long a scrape waits for the delivery queue's read: half of Prometheus' default scrape timeout, room for a read
+ * over hundreds of thousands of jobs, and still an answer with the rest of the metrics (SMTP's 451s during an outage
+ * among them, which need no database) before Prometheus gives up.
+ */
+const QUEUE_READ_TIMEOUT_MS = 5000;
 
 /** From a few milliseconds (a small message on a fast disk) to the SMTP client's patience. */
 const INGEST_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -29,6 +37,8 @@ export function createMetrics(deps: MetricsDependencies) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  // The gauges read from the database, rendered only when that read answered.
+  const queueRegistry = new Registry();
 
   const received = new Counter({
     name: 'mailroom_smtp_messages_received_total',
@@ -68,12 +78,12 @@ export function createMetrics(deps: MetricsDependencies) {
   const queueDepth = new Gauge({
     name: 'mailroom_delivery_queue_depth',
     help: 'Delivery jobs not finished (pending or being attempted), in the whole installation',
-    registers,
+    registers: [queueRegistry],
   });
   const oldestAge = new Gauge({
     name: 'mailroom_delivery_oldest_pending_age_seconds',
     help: 'Age of the oldest unfinished delivery job (0 when there is none)',
-    registers,
+    registers: [queueRegistry],
   });
   const verifications = new Counter({
     name: 'mailroom_domain_verification_checks_total',
@@ -81,6 +91,19 @@ export function createMetrics(deps: MetricsDependencies) {
     labelNames: ['result'],
     registers,
   });
+
+  /** The read in flight, which scrapes arriving meanwhile share, so a stalled database never holds more than one. */
+  let reading: Promise<DeliveryQueueState> | undefined;
+  function readQueue(): Promise<DeliveryQueueState> {
+    reading ??= deps.deliveryQueue().finally(() => {
+      reading = undefined;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${QUEUE_READ_TIMEOUT_MS} ms`)), QUEUE_READ_TIMEOUT_MS);
+    });
+    return Promise.race([reading, timeout]).finally(() => clearTimeout(timer));
+  }
 
   return {
     smtp: {
@@ -105,13 +128,22 @@ export function createMetrics(deps: MetricsDependencies) {
       },
     },
     contentType: registry.contentType,
-    /** The Prometheus text of every metric, the outbox read for this scrape. */
+    /**
+     * The Prometheus text of every metric, the outbox read for this scrape; without the queue's gauges when the
+     * database does not answer that read in time (absent, they tell an alert on them nothing false).
+     */
     async render(): Promise<string> {
-      const queue = await deps.deliveryQueue();
-      queueDepth.set(queue.depth);
-      const ageMs = queue.oldestQueuedAt ? deps.clock.now().getTime() - queue.oldestQueuedAt.getTime() : 0;
-      oldestAge.set(Math.max(0, ageMs) / 1000);
-      return registry.metrics();
+      const text = await registry.metrics();
+      try {
+        const queue = await readQueue();
+        queueDepth.set(queue.depth);
+        const ageMs = queue.oldestQueuedAt ? deps.clock.now().getTime() - queue.oldestQueuedAt.getTime() : 0;
+        oldestAge.set(Math.max(0, ageMs) / 1000);
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'delivery queue not read for a scrape: its gauges left out');
+        return text;
+      }
+      return `${text}\n${await queueRegistry.metrics()}`;
     },
   };
 }
