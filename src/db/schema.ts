@@ -223,6 +223,7 @@ export interface DeliveriesTable {
   response_data: string | null;
   /** Attempts made before the job was last queued by hand; retries are counted from here (migration 0006). */
   round_start_attempt: Generated<number>;
+  queued_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -150,6 +150,7 @@ export class DeliveryService {
         round_start_attempt: eb.ref('attempts'),
         lease_owner: null,
         lease_expires_at: null,
+        queued_at: now,
         updated_at: now,
       }))
       .where('id', 'in', ids)

@@ -12,7 +12,8 @@ import {
 import { appendEvents } from '../events/index.ts';
 import { deliveryEvent, recordAttempt, recordAttemptAtOnce } from './attempt-record.ts';
 
-export type DeliveryJob = Selectable<DeliveriesTable>;
+/** A job as delivery runs it; `queued_at` is only the queue gauges' (and a new job's is null, left out of its insert). */
+export type DeliveryJob = Omit<Selectable<DeliveriesTable>, 'queued_at'>;
 
 /** How long a finished attempt waits for others to share its commit, at most. */
 const ATTEMPTS_GATHER_MS = 5;
@@ -254,11 +255,14 @@ export class OutboxStore {
     this.eventsAppended();
   }
 
-  /** Unfinished jobs (pending or being attempted) and the queue time of the oldest, in one query. */
+  /**
+   * Unfinished jobs (pending or being attempted) and the queue time of the oldest, in one query: a job queued again
+   * by hand waits from then, not from when it was first queued.
+   */
   async queueState(): Promise<{ depth: number; oldestQueuedAt: Date | null }> {
     const row = await this.db
       .selectFrom('deliveries')
-      .select((eb) => [eb.fn.countAll().as('depth'), eb.fn.min('created_at').as('oldest')])
+      .select((eb) => [eb.fn.countAll().as('depth'), eb.fn.min(eb.fn.coalesce('queued_at', 'created_at')).as('oldest')])
       .where('status', 'in', ['pending', 'processing'])
       .executeTakeFirstOrThrow();
     return { depth: Number(row.depth), oldestQueuedAt: row.oldest ? new Date(row.oldest) : null };

@@ -82,7 +82,7 @@ export function createMetrics(deps: MetricsDependencies) {
   });
   const oldestAge = new Gauge({
     name: 'mailroom_delivery_oldest_pending_age_seconds',
-    help: 'Age of the oldest unfinished delivery job (0 when there is none)',
+    help: 'Seconds the oldest unfinished delivery job has waited since it was queued, or queued again by hand',
     registers: [queueRegistry],
   });
   const verifications = new Counter({
