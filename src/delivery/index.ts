@@ -14,7 +14,7 @@ export {
   type PayloadEmail,
 } from './email-received-payload.ts';
 export { type AddressGuard, createHttpSender, type HostLookup, type HttpSender } from './http-sender.ts';
-export type { DeliveryObserver } from './job-runner.ts';
+export { ATTEMPT_OUTCOMES, type DeliveryObserver } from './job-runner.ts';
 export type { DeliveryFailureObserver, DeliveryJob, FailedDelivery } from './outbox-store.ts';
 export { createRetryPolicy, RETRY_SCHEDULE_SECONDS, type RetryPolicy } from './retry-policy.ts';
 export { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';

@@ -1,6 +1,12 @@
 import { firstCharacters, type Logger, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
-import type { DeliveryTarget, DeliveryTargets, ForwardTarget, WebhookTarget } from '../endpoints/index.ts';
+import type {
+  DeliveryTarget,
+  DeliveryTargets,
+  EndpointType,
+  ForwardTarget,
+  WebhookTarget,
+} from '../endpoints/index.ts';
 import { findStoredEmail, type HtmlCleaner, type StoredEmail } from '../mail/index.ts';
 import type { RunnableJob } from './delivery-jobs.ts';
 import { carriesCleanedHtml, MAX_RAW_CARRIED_BYTES } from './email-received-payload.ts';
@@ -10,13 +16,12 @@ import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './o
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
 
+/** What an attempt ends in, as the metrics count it: the status of every AttemptResult is one of these. */
+export const ATTEMPT_OUTCOMES = ['success', 'retry', 'failed'] as const;
+
 /** What delivery reports per recorded attempt (app.ts hands it the metrics' recorder). */
 export interface DeliveryObserver {
-  attempted(
-    endpointType: 'webhook' | 'email' | 'email_group',
-    outcome: AttemptResult['status'],
-    durationSeconds: number,
-  ): void;
+  attempted(endpointType: EndpointType, outcome: (typeof ATTEMPT_OUTCOMES)[number], durationSeconds: number): void;
 }
 
 export interface JobRunnerDeps {

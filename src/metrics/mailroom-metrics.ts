@@ -14,6 +14,12 @@ export interface MetricsDependencies {
   logger: Logger;
   /** Read once per scrape. */
   deliveryQueue(): Promise<DeliveryQueueState>;
+  /** Every value the labels can take, as the capabilities that report them list them. */
+  labelValues: {
+    refusalReasons: readonly string[];
+    endpointTypes: readonly string[];
+    attemptOutcomes: readonly string[];
+  };
 }
 
 /**
@@ -91,6 +97,16 @@ export function createMetrics(deps: MetricsDependencies) {
     labelNames: ['result'],
     registers,
   });
+
+  // Every series is there from the start, at 0: one that appeared only at its first event would hide that event from
+  // rate() and increase(), which need a sample before it.
+  const { refusalReasons, endpointTypes, attemptOutcomes } = deps.labelValues;
+  for (const reason of refusalReasons) refused.inc({ reason }, 0);
+  for (const endpointType of endpointTypes) {
+    attemptLatency.zero({ endpoint_type: endpointType });
+    for (const outcome of attemptOutcomes) attempts.inc({ endpoint_type: endpointType, outcome }, 0);
+  }
+  for (const result of ['verified', 'unverified']) verifications.inc({ result }, 0);
 
   /** The read in flight, which scrapes arriving meanwhile share, so a stalled database never holds more than one. */
   let reading: Promise<DeliveryQueueState> | undefined;

@@ -7,7 +7,9 @@ export type RouteTarget =
   | { kind: 'webhook'; webhookId: string }
   | { kind: 'none' };
 
-export type RejectReason = 'unknown_domain' | 'unknown_address' | 'inactive_address' | 'unverified_domain';
+/** Why routing refuses a recipient. */
+export const REJECT_REASONS = ['unknown_domain', 'unknown_address', 'inactive_address', 'unverified_domain'] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 /**
  * The routing answer for one envelope recipient. SMTP uses `accepted` to answer RCPT (unknown_domain is a relay

@@ -1,5 +1,6 @@
 export {
   createSmtpReceiver,
+  SMTP_REFUSAL_REASONS,
   type SmtpObserver,
   type SmtpReceiver,
   type SmtpReceiverOptions,

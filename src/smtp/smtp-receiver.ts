@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
 import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
-import { type RecipientRouter, type RejectReason, rcptRejection } from '../routing/index.ts';
+import { REJECT_REASONS, type RecipientRouter, rcptRejection } from '../routing/index.ts';
 import { clientKey } from './client-address.ts';
 import { EnhancedCodeServer, QUEUED, SHUTTING_DOWN, smtpError } from './enhanced-code-server.ts';
 import { parameterRefusal, utf8Refusal } from './esmtp-parameters.ts';
@@ -10,17 +10,19 @@ import { SharedBlocks } from './shared-blocks.ts';
 import { serverTlsOptions, type TlsFiles, tlsRenewals } from './tls-material.ts';
 
 /** Why the SMTP edge refused a recipient, a message or a connection: a routing reason, or one of its own limits. */
-export type SmtpRefusalReason =
-  | RejectReason
-  | 'message_too_large'
-  | 'rate_limited'
-  | 'too_many_connections'
-  | 'too_slow'
-  | 'too_many_refusals'
-  | 'too_many_errors'
-  | 'connection_timeout'
-  | 'insufficient_storage'
-  | 'temporary_failure';
+export const SMTP_REFUSAL_REASONS = [
+  ...REJECT_REASONS,
+  'message_too_large',
+  'rate_limited',
+  'too_many_connections',
+  'too_slow',
+  'too_many_refusals',
+  'too_many_errors',
+  'connection_timeout',
+  'insufficient_storage',
+  'temporary_failure',
+] as const;
+export type SmtpRefusalReason = (typeof SMTP_REFUSAL_REASONS)[number];
 
 /** What the SMTP edge reports as it answers (app.ts hands it the metrics' recorder). */
 export interface SmtpObserver {

@@ -49,6 +49,45 @@ function rawMessage(to: string, subject: string): string {
 }
 
 describe('GET /metrics after real SMTP, deliveries and a domain check', () => {
+  test('before anything happened, every labelled series is there at 0, so that rate() and increase() see the first event', async () => {
+    const metrics = await scrape();
+    const series = (name: string) =>
+      metrics.samples.filter((sample) => sample.name === name).map(({ labels, value }) => ({ ...labels, value }));
+    assert.deepEqual(
+      series('mailroom_smtp_refusals_total'),
+      [
+        'unknown_domain',
+        'unknown_address',
+        'inactive_address',
+        'unverified_domain',
+        'message_too_large',
+        'rate_limited',
+        'too_many_connections',
+        'too_slow',
+        'too_many_refusals',
+        'too_many_errors',
+        'connection_timeout',
+        'insufficient_storage',
+        'temporary_failure',
+      ].map((reason) => ({ reason, value: 0 })),
+    );
+    const endpointTypes = ['webhook', 'email', 'email_group'];
+    assert.deepEqual(
+      series('mailroom_delivery_attempts_total'),
+      endpointTypes.flatMap((type) =>
+        ['success', 'retry', 'failed'].map((outcome) => ({ endpoint_type: type, outcome, value: 0 })),
+      ),
+    );
+    assert.deepEqual(
+      series('mailroom_delivery_duration_seconds_count'),
+      endpointTypes.map((type) => ({ endpoint_type: type, value: 0 })),
+    );
+    assert.deepEqual(series('mailroom_domain_verification_checks_total'), [
+      { result: 'verified', value: 0 },
+      { result: 'unverified', value: 0 },
+    ]);
+  });
+
   test('counts what the test did: checks, accepted messages and bytes, refusals, deliveries per endpoint type', async () => {
     // Adding the domain checks it once (its records are not published yet), then the check passes.
     domainId = (await createVerifiedDomain(api, dns, 'metrics.test')).id;
