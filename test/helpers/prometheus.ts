@@ -22,10 +22,15 @@ function unescapeLabel(value: string): string {
   return value.replace(/\\(.)/g, (_match, escaped: string) => (escaped === 'n' ? '\n' : escaped));
 }
 
+/**
+ * A sample value as Prometheus reads it (Go's ParseFloat): NaN and Inf in any case, which matters because prom-client
+ * writes `Nan` (the event-loop lag's mean when two scrapes come within its 10 ms resolution).
+ */
 function parseNumber(text: string): number {
-  if (text === '+Inf') return Number.POSITIVE_INFINITY;
-  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (text === 'NaN') return Number.NaN;
+  const special = text.toLowerCase();
+  if (special === '+inf' || special === 'inf') return Number.POSITIVE_INFINITY;
+  if (special === '-inf') return Number.NEGATIVE_INFINITY;
+  if (special === 'nan') return Number.NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`not a sample value: ${text}`);
   return value;
