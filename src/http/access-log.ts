@@ -1,7 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** What load balancers and orchestrators ask every few seconds: logged at debug, so it does not drown the rest. */
-const PROBES = new Set(['/healthz', '/readyz']);
+/**
+ * What load balancers, orchestrators and Prometheus ask every few seconds: logged at debug, so it does not drown the
+ * rest. By route, so that a query string does not change the level.
+ */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * One line per answered request, as a web server's access log: what was asked, from where and by which account, the
@@ -16,5 +19,5 @@ export async function logAnsweredRequest(request: FastifyRequest, reply: Fastify
     clientIp: request.ip,
     ...(request.account ? { accountId: request.account.id } : {}),
   };
-  request.log[PROBES.has(request.url) ? 'debug' : 'info'](entry, 'request completed');
+  request.log[PROBES.has(request.routeOptions.url ?? '') ? 'debug' : 'info'](entry, 'request completed');
 }

@@ -5,12 +5,14 @@ import { createInstallation, startServerProcess } from '../helpers/process.ts';
 
 const API_KEY = 'mr_test_access_log_0123456789';
 
-test("each answered request is one info line with its status and key's account; health probes are not", async () => {
+test("each answered request is one info line with its status and key's account; health probes and scrapes are not", async () => {
   const installation = await createInstallation({ LOG_LEVEL: 'info', MAILROOM_API_KEY: API_KEY });
   const server = await startServerProcess(installation.env);
   try {
     const api = apiClient(server.httpUrl, API_KEY);
     assert.equal((await fetch(`${server.httpUrl}/healthz`)).status, 200);
+    assert.equal((await fetch(`${server.httpUrl}/readyz?from=balancer`)).status, 200);
+    assert.equal((await api.get('/metrics')).status, 200);
     assert.equal((await api.get('/api/v2/domains?limit=5')).status, 200);
     assert.equal((await apiClient(server.httpUrl, 'mr_wrong').get('/api/v2/domains')).status, 401);
     assert.equal((await api.get('/api/v2/no-such-route')).status, 404);
