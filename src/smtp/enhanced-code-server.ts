@@ -35,8 +35,13 @@ export class EnhancedCodeServer extends SMTPServer {
 
   override connect(socket: Socket, socketOptions: unknown) {
     super.connect(socket, socketOptions as never);
-    let connection: { id: string; send(code: number, data: unknown, context?: unknown): void } | undefined;
-    for (const entry of (this as unknown as { connections: Set<typeof connection> }).connections) connection = entry;
+    type Connection = { id: string; _socket: Socket; send(code: number, data: unknown, context?: unknown): void };
+    let connection: Connection | undefined;
+    // Found by its socket: one over maxClients has been refused (421) and dropped from the set already, and the
+    // latest entry is then another connection, whose replies would be wrapped once more per refusal.
+    for (const entry of (this as unknown as { connections: Set<Connection> }).connections) {
+      if (entry._socket === socket) connection = entry;
+    }
     if (!connection) return;
     const send = connection.send.bind(connection);
     let errors = 0;
@@ -44,7 +49,7 @@ export class EnhancedCodeServer extends SMTPServer {
       // Replies to pipelined commands (MAIL, RCPT, DATA arrive in one packet) share one write: the first corks the
       // socket until the next turn of the event loop, since each write is a system call. The reply that ends a
       // message goes out at once.
-      const socket = (connection as unknown as { _socket: Socket })._socket;
+      const socket = connection!._socket;
       const endsMessage = typeof data === 'string' && data.startsWith(QUEUED);
       if (!endsMessage && !socket.writableCorked) {
         socket.cork();
@@ -59,7 +64,7 @@ export class EnhancedCodeServer extends SMTPServer {
     beforeStartTls(connection, () => this.tlsCurrent());
     if (this.connectionTimeoutMs > 0) {
       const { id } = connection;
-      // smtp-server calls onClose only for sessions it served, not for one it refused (e.g. over maxClients), so the
+      // smtp-server calls onClose only for sessions it served, not for one onConnect refused (per address), so the
       // deadline also forgets itself; unref'd, it never keeps a stopping process alive.
       const deadline = setTimeout(() => {
         this.lifetimes.delete(id);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -26,6 +27,33 @@ test('SMTP_MAX_CONNECTIONS: a connection over the cap is refused with 421, and a
     assert.match(await fourth.command('EHLO client.test'), /^250[- ]/);
     await fourth.quit();
     await second.quit();
+  } finally {
+    await server.close();
+  }
+});
+
+/** Connects and waits until the server has closed the connection (after its 421), reading nothing. */
+function refusedConnection(port: number): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => resolve());
+    socket.on('close', () => resolve());
+    socket.resume();
+  });
+}
+
+test('SMTP_MAX_CONNECTIONS: thousands of connections refused at the cap leave the connection it serves answering', async () => {
+  const server = await startTestApp({ SMTP_MAX_CONNECTIONS: '1', DNS_SERVERS: '127.0.0.1:9' });
+  try {
+    const served = await openSmtpConversation(server.smtpPort);
+    assert.match(served.greeting, /^220 /);
+    // What a flood at capacity sends: each one is refused with 421 as it connects.
+    for (let refused = 0; refused < 12_000; refused += 200) {
+      await Promise.all(Array.from({ length: 200 }, () => refusedConnection(server.smtpPort)));
+    }
+    assert.match(await served.command('EHLO client.test'), /^250[- ]/);
+    assert.equal(await served.command('NOOP'), '250 2.0.0 OK');
+    assert.match(await served.quit(), /^221 /);
   } finally {
     await server.close();
   }
