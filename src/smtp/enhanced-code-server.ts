@@ -42,7 +42,10 @@ export class EnhancedCodeServer extends SMTPServer {
     for (const entry of (this as unknown as { connections: Set<Connection> }).connections) {
       if (entry._socket === socket) connection = entry;
     }
-    if (!connection) return;
+    if (!connection) {
+      this.observer?.refused('server_full');
+      return;
+    }
     const send = connection.send.bind(connection);
     let errors = 0;
     connection.send = (code, data, context) => {

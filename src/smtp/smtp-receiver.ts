@@ -15,6 +15,7 @@ export const SMTP_REFUSAL_REASONS = [
   'message_too_large',
   'rate_limited',
   'too_many_connections',
+  'server_full',
   'too_slow',
   'too_many_refusals',
   'too_many_errors',

@@ -63,6 +63,7 @@ describe('GET /metrics after real SMTP, deliveries and a domain check', () => {
         'message_too_large',
         'rate_limited',
         'too_many_connections',
+        'server_full',
         'too_slow',
         'too_many_refusals',
         'too_many_errors',

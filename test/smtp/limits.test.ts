@@ -6,6 +6,8 @@ import { test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { rawBlobKeys } from '../helpers/blobs.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
+import { apiClient } from '../helpers/http.ts';
+import { parsePrometheusText } from '../helpers/prometheus.ts';
 import { openSmtpConversation, type SmtpConversation } from '../helpers/smtp.ts';
 import { startReceivingApp } from './mail-setup.ts';
 
@@ -20,6 +22,10 @@ test('SMTP_MAX_CONNECTIONS: a connection over the cap is refused with 421, and a
     const third = await openSmtpConversation(server.smtpPort);
     assert.match(third.greeting, /^421 /);
     await third.closed;
+    // Counted, as the edge's other limits are: the sign that the server turns mail away at capacity.
+    const metrics = parsePrometheusText((await apiClient(server.baseUrl, server.apiKey).get('/metrics')).body);
+    assert.equal(metrics.value('mailroom_smtp_refusals_total', { reason: 'server_full' }), 1);
+    assert.equal(metrics.value('mailroom_smtp_refusals_total', { reason: 'too_many_connections' }), 0);
 
     assert.match(await first.quit(), /^221 /);
     const fourth = await openSmtpConversation(server.smtpPort);
