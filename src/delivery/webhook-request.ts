@@ -40,7 +40,6 @@ const COMPUTED_HEADERS = new Set([
   'connection',
 ]);
 
-/** A header value HTTP can carry: characters outside printable ASCII (a UTF-8 Message-ID's) percent-encoded. */
 /**
  * X-Message-Id carries at most this much of the Message-ID (RFC 5322's line length): a broken or hostile one of
  * hundreds of KB would pass what receivers accept in headers (Node's 16 KB, many proxies' 8 KB), and each attempt be
@@ -48,6 +47,7 @@ const COMPUTED_HEADERS = new Set([
  */
 const MAX_MESSAGE_ID_HEADER_CHARS = 998;
 
+/** A header value HTTP can carry: characters outside printable ASCII (a UTF-8 Message-ID's) percent-encoded. */
 function headerText(value: string): string {
   return value.replace(/[^\x20-\x7e]/gu, (char) =>
     [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
