@@ -4,6 +4,9 @@ import { Inbound as InboundSdk } from '@inboundemail/sdk';
 import Inbound from 'inboundemail';
 import { type MailWorld, rawMessage, startMailWorld } from '../mail/setup.ts';
 
+/** The SDK declares this type without exporting it. */
+type GetMailRequest = NonNullable<Parameters<InboundSdk['email']['received']['list']>[0]>;
+
 let world: MailWorld;
 let originalId: string;
 let replyId: string;
@@ -94,6 +97,23 @@ describe('@inboundemail/sdk (v2): mail', () => {
     assert.equal(email.htmlBody, '<p>Can you <b>help</b>?</p>');
     assert.deepEqual(email.attachments, [{ filename: 'data.csv', contentType: 'text/csv', size: 8, contentId: '' }]);
     assert.equal(email.receivedAt, item.receivedAt);
+  });
+
+  test('email.received.list reads empty parameters as not given (an unset filter sent as ""), as Inbound does', async () => {
+    const all = await sdk().email.received.list();
+    assert.deepEqual(
+      all.data!.emails.map((email) => email.id),
+      [replyId, originalId],
+    );
+    const unset = { search: '', domain: '', emailAddress: '', emailId: '' };
+    // Typed as unions, but a caller passing a form's unset value sends these empty too.
+    const untyped = { status: '', timeRange: '', includeArchived: '' } as unknown as GetMailRequest;
+    assert.deepEqual(await sdk().email.received.list({ ...unset, ...untyped }), all);
+    const byAddress = await sdk().email.received.list({ emailAddress: 'alice@client.test', emailId: '' });
+    assert.deepEqual(byAddress, all);
+    // Erase by query keeps an empty filter as given: it matches nothing rather than the whole mailbox.
+    const erase = await world.api.post('/api/v2/mail/erase', { emailAddress: '', dryRun: true });
+    assert.deepEqual(erase.body, { dryRun: true, count: 0 });
   });
 
   test('mail.thread returns both messages in order; mail.bulk marks them; mail.reply answers the placeholder', async () => {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { type Static, Type } from 'typebox';
 import type { ListFilter, MailService } from '../../mail/index.ts';
+import { emptyQueryAsUnset } from '../empty-query.ts';
 import { pagination } from '../pagination.ts';
 import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
 import { type Api, type Tags, UncheckedBody } from '../shared/api.ts';
@@ -65,6 +66,7 @@ export function listMail(app: Api, { tags, mail }: MailRouteOptions) {
   app.get(
     '/mail',
     {
+      preValidation: emptyQueryAsUnset,
       config: { unauthorizedMessage: 'Invalid or missing API key', internalErrorMessage: 'Failed to fetch emails' },
       schema: {
         tags,
