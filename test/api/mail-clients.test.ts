@@ -99,6 +99,13 @@ describe('@inboundemail/sdk (v2): mail', () => {
     assert.equal(email.receivedAt, item.receivedAt);
   });
 
+  test('an empty email id is answered with the spec\'s "Valid email ID is required"', async () => {
+    const received = sdk().email.received;
+    for (const call of [received.get, received.thread, received.markRead, received.archive]) {
+      assert.deepEqual(await call(''), { error: 'Valid email ID is required' }, call.name);
+    }
+  });
+
   test('email.received.list reads empty parameters as not given (an unset filter sent as ""), as Inbound does', async () => {
     const all = await sdk().email.received.list();
     assert.deepEqual(

@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import type { ListFilter, MailService } from '../../mail/index.ts';
 import { emptyQueryAsUnset } from '../empty-query.ts';
 import { pagination } from '../pagination.ts';
-import { ErrorBody, errorResponses, IdParams, PaginationQuery } from '../schemas.ts';
+import { ErrorBody, errorResponses, PaginationQuery } from '../schemas.ts';
 import { type Api, type Tags, UncheckedBody } from '../shared/api.ts';
 import { bulkIdsOf, checkReply, stateChangeOf } from '../shared/mail-input.ts';
 import {
@@ -28,6 +28,9 @@ interface MailRouteOptions {
   tags: Tags;
   mail: MailService;
 }
+
+/** Any id, the empty one too (`/mail/`), so that one no email can have gets the spec's `Valid email ID is required`. */
+const MailIdParams = Type.Object({ id: Type.String() });
 
 const TimeRange = Type.Union(['24h', '7d', '30d', '90d'].map((range) => Type.Literal(range as '24h')));
 
@@ -156,7 +159,7 @@ export function readMail(app: Api, { tags, mail }: MailRouteOptions) {
         tags,
         summary: 'Read a received email',
         description: 'Marks it read. `content.rawContent` holds the raw message up to 1 MiB; `/mail/{id}/raw` always.',
-        params: IdParams,
+        params: MailIdParams,
         response: { 200: MailDetailSchema, ...errorResponses },
       },
     },
@@ -171,7 +174,7 @@ export function updateMail(app: Api, { tags, mail }: MailRouteOptions) {
       schema: {
         tags,
         summary: 'Mark read/unread, archive/unarchive',
-        params: IdParams,
+        params: MailIdParams,
         body: Type.Optional(
           Type.Object({ isRead: Type.Optional(Type.Unknown()), isArchived: Type.Optional(Type.Unknown()) }),
         ),
@@ -192,7 +195,7 @@ export function mailThread(app: Api, { tags, mail }: MailRouteOptions) {
       schema: {
         tags,
         summary: 'The thread of an email, in order',
-        params: IdParams,
+        params: MailIdParams,
         response: {
           200: Type.Object({
             messages: Type.Array(ThreadMessageSchema),
@@ -222,7 +225,7 @@ export function originalHtml(app: Api, { tags, mail }: MailRouteOptions) {
           'embed safely, style sheets among it; this is the body as the sender wrote it (decoded to UTF-8), for a ' +
           'viewer that isolates it, such as a sandboxed frame without scripts. Never insert it into a page. ' +
           '`html` is null when the message has no HTML body.',
-        params: IdParams,
+        params: MailIdParams,
         response: { 200: Type.Object({ html: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
       },
     },
@@ -237,7 +240,7 @@ export function rawMail(app: Api, { tags, mail }: MailRouteOptions) {
       schema: {
         tags,
         summary: 'The raw message as received (message/rfc822)',
-        params: IdParams,
+        params: MailIdParams,
         response: {
           200: {
             description: 'The message, byte for byte',
