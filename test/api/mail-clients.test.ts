@@ -131,6 +131,27 @@ describe('@inboundemail/sdk (v2): mail', () => {
       thread.data.messages.map((message: { id: string }) => message.id),
       [originalId, replyId],
     );
+    // Inbound's members of a thread's message, beside Mailroom's flat ones.
+    const [first, second] = thread.data.messages;
+    assert.deepEqual(first.content, {
+      textBody: 'Can you help?',
+      htmlBody: '<p>Can you <b>help</b>?</p>',
+      attachments: [{ filename: 'data.csv', contentType: 'text/csv', size: 8, contentId: '' }],
+    });
+    assert.deepEqual(first.addresses, {
+      from: {
+        text: '"Alice Client" <alice@client.test>',
+        addresses: [{ address: 'alice@client.test', name: 'Alice Client' }],
+      },
+      to: { text: 'desk@clients.test', addresses: [{ address: 'desk@clients.test', name: null }] },
+    });
+    assert.deepEqual(second.metadata, {
+      inReplyTo: '<q1@client.test>',
+      references: ['<q1@client.test>'],
+      parseSuccess: true,
+      parseError: null,
+    });
+    assert.equal(second.sentAt, null);
 
     const bulk = await sdk().mail.bulk([originalId, replyId], { isArchived: true });
     assert.equal(bulk.error, undefined);

@@ -167,6 +167,16 @@ export const ThreadMessageSchema = Type.Object({
   attachments: Type.Array(AttachmentSchema),
   inReplyTo: Nullable(Type.String()),
   references: Type.Array(Type.String()),
+  // Inbound's own members for a thread's message, which code written against it reads.
+  sentAt: Type.Null({ description: 'Set on sent messages, which Mailroom has none of' }),
+  content: Type.Object({ textBody: Type.String(), htmlBody: Type.String(), attachments: Type.Array(AttachmentSchema) }),
+  addresses: Type.Object({ from: AddressListSchema, to: AddressListSchema }),
+  metadata: Type.Object({
+    inReplyTo: Nullable(Type.String()),
+    references: Type.Array(Type.String()),
+    parseSuccess: Type.Boolean(),
+    parseError: Nullable(Type.String()),
+  }),
 });
 
 export const ReplyPlaceholderSchema = Type.Object({
@@ -294,6 +304,9 @@ export function presentReadState(state: ReadState) {
 }
 
 export function presentThreadMessage(email: ReadableEmail) {
+  const textBody = email.textBody ?? '';
+  const htmlBody = email.cleanedHtml ?? '';
+  const attachments = presentAttachments(email);
   return {
     ...presentMailHead(email),
     type: 'inbound' as const,
@@ -301,16 +314,25 @@ export function presentThreadMessage(email: ReadableEmail) {
     to: email.to?.text ?? email.recipient,
     cc: email.cc?.text ?? null,
     recipient: email.recipient,
-    textBody: email.textBody ?? '',
-    htmlBody: email.cleanedHtml ?? '',
+    textBody,
+    htmlBody,
     receivedAt: email.receivedAt,
     isRead: email.isRead,
     readAt: email.readAt,
     isArchived: email.isArchived,
-    hasAttachments: email.attachments.length > 0,
-    attachments: presentAttachments(email),
+    hasAttachments: attachments.length > 0,
+    attachments,
     inReplyTo: email.inReplyTo,
     references: email.references,
+    sentAt: null,
+    content: { textBody, htmlBody, attachments },
+    addresses: { from: email.from, to: email.to },
+    metadata: {
+      inReplyTo: email.inReplyTo,
+      references: email.references,
+      parseSuccess: email.parseSuccess,
+      parseError: email.parseError,
+    },
   };
 }
 
