@@ -133,6 +133,17 @@ describe('@inboundemail/sdk (v2): mail', () => {
     );
     // Inbound's members of a thread's message, beside Mailroom's flat ones.
     const [first, second] = thread.data.messages;
+    // A thread's message gives `from` as the header's text, as Inbound's does (its list and read give the address).
+    assert.deepEqual(
+      thread.data.messages.map((message: { from: string; fromName: string | null }) => [
+        message.from,
+        message.fromName,
+      ]),
+      [
+        ['"Alice Client" <alice@client.test>', 'Alice Client'],
+        ['alice@client.test', null],
+      ],
+    );
     assert.deepEqual(first.content, {
       textBody: 'Can you help?',
       htmlBody: '<p>Can you <b>help</b>?</p>',

@@ -69,10 +69,6 @@ export const E2EmailSchema = Type.Object({
 export const addressesOf = (list: AddressList | null): string[] =>
   (list?.addresses ?? []).flatMap((entry) => (entry.address ? [entry.address] : []));
 
-/** The formatted sender, `Name <address>` as the header had it. */
-export const senderText = (email: { from: AddressList | null; fromAddress: string | null }) =>
-  email.from?.text || email.fromAddress || '';
-
 function presentEmailHead(
   email: Pick<EmailSummary, 'id' | 'messageId' | 'from' | 'fromAddress' | 'fromName' | 'to' | 'cc' | 'recipient'>,
 ) {

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { ReadableEmail, ThreadSummary } from '../../../mail/index.ts';
 import { DateTime, Nullable } from '../../schemas.ts';
-import { presentAttachments, subjectOf } from '../../shared/presenters/received-mail.ts';
+import { presentAttachments, senderText, subjectOf } from '../../shared/presenters/received-mail.ts';
 import { tagsOf } from '../../shared/presenters/rules.ts';
-import { addressesOf, senderText } from './emails.ts';
+import { addressesOf } from './emails.ts';
 
 /** Threads (conversations) in the e2 family's snake_case shapes. Every message is inbound: Mailroom sends nothing. */
 

@@ -9,9 +9,13 @@ export function subjectOf(subject: string | null): string {
   return subject?.trim() ? subject : 'No Subject';
 }
 
-/** The sender's address (the From header's first), as both families' `from` gives it; its text when it has none. */
+/** The sender's address (the From header's first), as both families' lists and reads give `from`; else its text. */
 export const senderAddress = (email: { from: AddressList | null; fromAddress: string | null }) =>
   email.fromAddress ?? email.from?.text ?? '';
+
+/** The formatted sender, `Name <address>` as the header had it, as a thread's messages give `from` in both families. */
+export const senderText = (email: { from: AddressList | null; fromAddress: string | null }) =>
+  email.from?.text || email.fromAddress || '';
 
 export const AttachmentSchema = Type.Object({
   filename: Type.String(),

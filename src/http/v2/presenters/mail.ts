@@ -7,6 +7,7 @@ import {
   presentAttachments,
   REPLY_PLACEHOLDER_MESSAGE,
   senderAddress,
+  senderText,
   subjectOf,
 } from '../../shared/presenters/received-mail.ts';
 import { GuardSchema, presentGuard, tagsOf } from '../../shared/presenters/rules.ts';
@@ -309,6 +310,7 @@ export function presentThreadMessage(email: ReadableEmail) {
   const attachments = presentAttachments(email);
   return {
     ...presentMailHead(email),
+    from: senderText(email),
     type: 'inbound' as const,
     threadPosition: email.threadPosition,
     to: email.to?.text ?? email.recipient,
