@@ -5,6 +5,9 @@ import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './confi
 import { AppError } from './core/index.ts';
 import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, type SandboxDns, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
 
+/** How often a running server looks for a migration a newer Mailroom applied (see watchForNewerSchema). */
+const NEWER_SCHEMA_CHECK_MS = 10_000;
+
 /** How far V8 lets the old generation grow past what the last full GC kept, in percent (see startApp). */
 const OLD_GENERATION_GROWTH_PERCENT = 25;
 
@@ -151,6 +154,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
   // Loaded once the configuration holds, so that a start refused for a setting says so without loading the server.
   const { createApp, ListenError, VERSION } = await import('./app.ts');
+  const { watchForNewerSchema } = await import('./db/index.ts');
   let app: App;
   try {
     app = await createApp(config);
@@ -163,7 +167,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   }
   // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.
   let closing = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, exitCode = 0) => {
     if (closing) return;
     closing = true;
     app.logger.info({ signal }, 'shutting down');
@@ -177,7 +181,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     app.close().then(
       () => {
         app.logger.info({ signal }, 'mailroom stopped');
-        process.exit(0);
+        process.exit(exitCode);
       },
       (error) => {
         app.logger.error({ err: error }, 'shutdown failed');
@@ -197,6 +201,11 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     if (refused) fail(refused);
     throw error;
   }
+  // Stopped as its next start would be refused: in one line on stderr, with exit code 1.
+  await watchForNewerSchema(app.database, NEWER_SCHEMA_CHECK_MS, (refusal) => {
+    process.stderr.write(`${refusal}\n`);
+    shutdown('newer schema', 1);
+  });
   const httpPort = Number(new URL(started.httpUrl).port);
   const bound = {
     httpPort,

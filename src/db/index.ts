@@ -7,7 +7,7 @@ export { CommitOutcomeUnknown, GroupCommitter, isCommitOutcomeUnknown, type Sess
 export { insertRow, insertRows, insertTables } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { lockWaitingSession } from './lock-waiting-session.ts';
-export { migrateToLatest, pendingMigrations } from './migrate.ts';
+export { migrateToLatest, pendingMigrations, watchForNewerSchema } from './migrate.ts';
 export { listenForNotifications } from './pg-listener.ts';
 export { type PreparedValue, preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';

@@ -123,3 +123,36 @@ export async function pendingMigrations(handle: DatabaseHandle): Promise<string[
   refuseNewerSchema(applied, migrations);
   return names.filter((name) => !applied.has(name));
 }
+
+/**
+ * Calls `onNewer` with the refusal a start would give once a newer Mailroom has migrated the database under this
+ * running process (a rolling upgrade): this code would go on writing rows without what the newer one relies on, such
+ * as search vectors of its older word rule, which the newer one never builds again. The migrations known are listed
+ * once, now, so that newer code put in place under the running process does not count as its own. A failed look (the
+ * database unreachable, or closed at shutdown) is left to the next one.
+ */
+export async function watchForNewerSchema(
+  handle: DatabaseHandle,
+  intervalMs: number,
+  onNewer: (refusal: string) => void,
+): Promise<void> {
+  const migrations = await loadMigrations();
+  const db = handle.db as unknown as Kysely<MigrationsTable>;
+  const timer = setInterval(() => {
+    db.selectFrom('mailroom_migrations')
+      .select('name')
+      .execute()
+      .then(
+        (rows) => {
+          try {
+            refuseNewerSchema(rows.map((row) => row.name), migrations);
+          } catch (error) {
+            clearInterval(timer);
+            onNewer((error as Error).message);
+          }
+        },
+        () => {},
+      );
+  }, intervalMs);
+  timer.unref();
+}
