@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { ConfigError } from '../config/index.ts';
 import type { DatabaseHandle } from './database.ts';
@@ -14,6 +15,11 @@ interface MigrationsTable {
 }
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
+/** PostgreSQL: how long a migration waits for a table's lock before it lets go and tries again LOCK_RETRY_MS later. */
+const MIGRATION_LOCK_TIMEOUT_MS = 200;
+const LOCK_RETRY_MS = 1_000;
+/** PostgreSQL's lock_timeout error. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** Every `NNNN_name.ts` in migrations/, in name order: one list for SQLite and PostgreSQL. */
 async function loadMigrations(): Promise<Migration[]> {
@@ -55,17 +61,23 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
       } else {
         await sql`begin`.execute(connection);
         await sql`select pg_advisory_xact_lock(hashtext(current_schema()))`.execute(connection);
+        // A table lock waited for queues every other process's reads and writes of that table behind it, for as long
+        // as the transaction holding it (a report, pg_dump) lasts: give up soon and try again.
+        await sql.raw(`set local lock_timeout = ${MIGRATION_LOCK_TIMEOUT_MS}`).execute(connection);
       }
     };
     const inLockedTransaction = async <T>(work: () => Promise<T>): Promise<T> => {
-      await begin();
-      try {
-        const result = await work();
-        await sql`commit`.execute(connection);
-        return result;
-      } catch (error) {
-        await sql`rollback`.execute(connection);
-        throw error;
+      for (;;) {
+        await begin();
+        try {
+          const result = await work();
+          await sql`commit`.execute(connection);
+          return result;
+        } catch (error) {
+          await sql`rollback`.execute(connection);
+          if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+        }
+        await sleep(LOCK_RETRY_MS);
       }
     };
 
@@ -145,7 +157,10 @@ export async function watchForNewerSchema(
       .then(
         (rows) => {
           try {
-            refuseNewerSchema(rows.map((row) => row.name), migrations);
+            refuseNewerSchema(
+              rows.map((row) => row.name),
+              migrations,
+            );
           } catch (error) {
             clearInterval(timer);
             onNewer((error as Error).message);
