@@ -167,6 +167,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   }
   // Handlers go in before listening, so a signal that arrives right after start-up still closes cleanly.
   let closing = false;
+  let newerSchemaWatch: { stop(): Promise<void> } | undefined;
   const shutdown = (signal: string, exitCode = 0) => {
     if (closing) return;
     closing = true;
@@ -178,7 +179,8 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
       );
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
-    app.close().then(
+    // Beside app.close, not before it: SMTP's 421 to open sessions does not wait for the check's query.
+    Promise.all([newerSchemaWatch?.stop(), app.close()]).then(
       () => {
         app.logger.info({ signal }, 'mailroom stopped');
         process.exit(exitCode);
@@ -202,7 +204,7 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
     throw error;
   }
   // Stopped as its next start would be refused: in one line on stderr, with exit code 1.
-  await watchForNewerSchema(app.database, NEWER_SCHEMA_CHECK_MS, (refusal) => {
+  newerSchemaWatch = await watchForNewerSchema(app.database, NEWER_SCHEMA_CHECK_MS, app.logger, (refusal) => {
     process.stderr.write(`${refusal}\n`);
     shutdown('newer schema', 1);
   });

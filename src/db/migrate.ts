@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { ConfigError } from '../config/index.ts';
+import { type Logger, startPeriodicTask } from '../core/index.ts';
 import type { DatabaseHandle } from './database.ts';
 
 interface Migration {
@@ -141,33 +142,30 @@ export async function pendingMigrations(handle: DatabaseHandle): Promise<string[
  * running process (a rolling upgrade): this code would go on writing rows without what the newer one relies on, such
  * as search vectors of its older word rule, which the newer one never builds again. The migrations known are listed
  * once, now, so that newer code put in place under the running process does not count as its own. A failed look (the
- * database unreachable, or closed at shutdown) is left to the next one.
+ * database unreachable) is logged as the other periodic tasks' are and left to the next one.
  */
 export async function watchForNewerSchema(
   handle: DatabaseHandle,
   intervalMs: number,
+  logger: Logger,
   onNewer: (refusal: string) => void,
-): Promise<void> {
+) {
   const migrations = await loadMigrations();
   const db = handle.db as unknown as Kysely<MigrationsTable>;
-  const timer = setInterval(() => {
-    db.selectFrom('mailroom_migrations')
-      .select('name')
-      .execute()
-      .then(
-        (rows) => {
-          try {
-            refuseNewerSchema(
-              rows.map((row) => row.name),
-              migrations,
-            );
-          } catch (error) {
-            clearInterval(timer);
-            onNewer((error as Error).message);
-          }
-        },
-        () => {},
-      );
-  }, intervalMs);
-  timer.unref();
+  return startPeriodicTask(
+    'newer schema check',
+    async () => {
+      const rows = await db.selectFrom('mailroom_migrations').select('name').execute();
+      try {
+        refuseNewerSchema(
+          rows.map((row) => row.name),
+          migrations,
+        );
+      } catch (error) {
+        onNewer((error as Error).message);
+      }
+    },
+    intervalMs,
+    logger,
+  );
 }
