@@ -6,8 +6,11 @@ import { SEARCH_FIELD_CHARS, WORD_RULE_VERSION } from './search-words.ts';
 
 /** Emails read and written again in one statement each. */
 const BATCH_EMAILS = 500;
-/** One key for every Mailroom process on the database, so that one of them builds the vectors. */
-const LOCK_KEY = sql`hashtext('mailroom search_word_rule')`;
+/**
+ * One key for every Mailroom process of the installation (its schema), so that one of them builds the vectors; another
+ * installation's on the same database must not stop it.
+ */
+const LOCK_KEY = sql`hashtext('mailroom search_word_rule ' || current_schema())`;
 
 interface IndexedFields {
   id: string;

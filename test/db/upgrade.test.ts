@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { openEventStream, type StreamEvent } from '../events/sse-client.ts';
+import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -29,6 +31,11 @@ let api: ApiClient;
 let sentIds: string[];
 /** The events the old code streamed before the upgrade. */
 let oldEvents: StreamEvent[];
+/**
+ * PostgreSQL: another installation's process on the same database (another schema), rebuilding its own search vectors
+ * under the lock its version takes, one key for the whole database before each schema had its own.
+ */
+let otherInstallation: pg.Client | undefined;
 
 /** Starts the old code, or this code when not given, on the installation. */
 async function startCode(old?: { command: string[]; dir: string }): Promise<ServerProcess> {
@@ -85,9 +92,15 @@ before(async () => {
   server = undefined;
   receiver.clear();
 
+  if (TEST_DATABASE_URL) {
+    otherInstallation = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await otherInstallation.connect();
+    await otherInstallation.query(`select pg_advisory_lock(hashtext('mailroom search_word_rule'))`);
+  }
   server = await startCode();
 });
 after(async () => {
+  await otherInstallation?.end();
   await server?.stop('SIGKILL');
   await installation?.remove();
   await dns?.close();
