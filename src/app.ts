@@ -21,7 +21,6 @@ import {
   removeOrphanBlobs,
 } from './ingest/index.ts';
 import { HtmlCleaner, MailService, receivedSince, ThreadsService } from './mail/index.ts';
-import { METRIC_LABEL_VALUES } from './metric-labels.ts';
 import { createMetrics } from './metrics/index.ts';
 import { extractAttachment, hashAttachments } from './mime/index.ts';
 import { ErasureService, MailEraser, RetentionService, startRetentionSweeper } from './retention/index.ts';
@@ -100,7 +99,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const dns = createDnsLookup(config.dnsServers);
   // Read at scrape time; `delivery` exists by the time anything can scrape.
   const metrics = config.metrics.enabled
-    ? createMetrics({ clock, logger, labelValues: METRIC_LABEL_VALUES, deliveryQueue: () => delivery.queueState() })
+    ? createMetrics({ clock, logger, deliveryQueue: () => delivery.queueState() })
     : undefined;
   /** Hits per key and minute in this process's memory; undefined when `limit` is 0 (off). */
   const perMinute = (limit: number) =>

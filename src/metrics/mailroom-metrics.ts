@@ -1,5 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock, Logger } from '../core/index.ts';
+import { ATTEMPT_OUTCOMES } from '../delivery/index.ts';
+import { ENDPOINT_TYPES } from '../endpoints/index.ts';
+import { SMTP_REFUSAL_REASONS } from '../smtp/index.ts';
 
 /** The delivery outbox as one query reads it at scrape time. */
 export interface DeliveryQueueState {
@@ -14,12 +17,6 @@ export interface MetricsDependencies {
   logger: Logger;
   /** Read once per scrape. */
   deliveryQueue(): Promise<DeliveryQueueState>;
-  /** Every value the labels can take, as the capabilities that report them list them. */
-  labelValues: {
-    refusalReasons: readonly string[];
-    endpointTypes: readonly string[];
-    attemptOutcomes: readonly string[];
-  };
 }
 
 /**
@@ -99,12 +96,11 @@ export function createMetrics(deps: MetricsDependencies) {
   });
 
   // Every series is there from the start, at 0: one that appeared only at its first event would hide that event from
-  // rate() and increase(), which need a sample before it.
-  const { refusalReasons, endpointTypes, attemptOutcomes } = deps.labelValues;
-  for (const reason of refusalReasons) refused.inc({ reason }, 0);
-  for (const endpointType of endpointTypes) {
+  // rate() and increase(), which need a sample before it. The values are the lists the reporting capabilities keep.
+  for (const reason of SMTP_REFUSAL_REASONS) refused.inc({ reason }, 0);
+  for (const endpointType of ENDPOINT_TYPES) {
     attemptLatency.zero({ endpoint_type: endpointType });
-    for (const outcome of attemptOutcomes) attempts.inc({ endpoint_type: endpointType, outcome }, 0);
+    for (const outcome of ATTEMPT_OUTCOMES) attempts.inc({ endpoint_type: endpointType, outcome }, 0);
   }
   for (const result of ['verified', 'unverified']) verifications.inc({ result }, 0);
 
