@@ -10,7 +10,7 @@ import { type DatabaseHandle, lockDataDir, migrateToLatest, openDatabase, startW
 import { createDeliverySystem, type DeliverySystem, deliveredSince, deliveryHistory } from './delivery/index.ts';
 import { createDnsLookup } from './dns/index.ts';
 import { DomainHealth, DomainsService, startDomainVerifier } from './domains/index.ts';
-import { assertPublicUrl, EndpointsService, isPrivateAddress, WebhooksService } from './endpoints/index.ts';
+import { assertPublicUrl, connectionGuard, EndpointsService, WebhooksService } from './endpoints/index.ts';
 import { deleteEmailEvents, EventHub } from './events/index.ts';
 import { buildHttpServer, buildMetricsServer } from './http/index.ts';
 import {
@@ -194,10 +194,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     }),
   });
   // The SSRF rule again, on the address each webhook request or direct forward actually connects to.
-  const guard = (ip: string) =>
-    !config.allowPrivateDestinations && isPrivateAddress(ip)
-      ? 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)'
-      : undefined;
+  const guard = connectionGuard(config.allowPrivateDestinations);
   const domainHealth = new DomainHealth({
     db,
     dns,

@@ -27,5 +27,11 @@ export {
   type RoutingTarget,
 } from './endpoints-service.ts';
 export { holdRoutingTarget } from './target-hold.ts';
-export { assertPublicUrl, isPrivateAddress, publicUrlProblem, type UrlGuardOptions } from './url-guard.ts';
+export {
+  assertPublicUrl,
+  connectionGuard,
+  isPrivateAddress,
+  publicUrlProblem,
+  type UrlGuardOptions,
+} from './url-guard.ts';
 export { type Webhook, type WebhookInput, WebhooksService } from './webhooks-service.ts';

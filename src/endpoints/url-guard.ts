@@ -147,6 +147,17 @@ export async function publicUrlProblem(url: string, options: UrlGuardOptions): P
     : undefined;
 }
 
+/**
+ * The guard at connect time: why a webhook request or direct forward may not connect to `ip`, or undefined when it
+ * may. Saved URLs and addresses were checked, but a name's DNS answer can turn internal after that.
+ */
+export function connectionGuard(allowPrivate: boolean): (ip: string) => string | undefined {
+  return (ip) =>
+    !allowPrivate && isPrivateAddress(ip)
+      ? 'loopback, private, link-local and reserved addresses are not allowed (ALLOW_PRIVATE_DESTINATIONS)'
+      : undefined;
+}
+
 /** The guard refuses private destinations unless the deployment allows them; the refusal says how. */
 const ALLOW_HINT = 'set ALLOW_PRIVATE_DESTINATIONS=true to allow private destinations';
 
