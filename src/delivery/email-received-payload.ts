@@ -60,7 +60,7 @@ export interface BuiltPayload {
  * An attachment's `downloadUrl`: `template` with `{emailId}` and `{index}` filled in, the index being the position in
  * parsedData.attachments.
  */
-export function attachmentDownloadUrl(template: string, emailId: string, index: number): string {
+function attachmentDownloadUrl(template: string, emailId: string, index: number): string {
   return template.replace(/\{(emailId|index)\}/g, (_, name) =>
     name === 'emailId' ? encodeURIComponent(emailId) : String(index),
   );

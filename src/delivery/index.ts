@@ -8,7 +8,6 @@ export {
 export type { DeliveryRecord, DeliveryService, EndpointTestResult, ReplayQuery } from './delivery-service.ts';
 export { createDeliverySystem, type DeliverySystem, type DeliverySystemOptions } from './delivery-system.ts';
 export {
-  attachmentDownloadUrl,
   buildEmailReceivedPayload,
   MAX_PAYLOAD_BYTES,
   type PayloadEmail,
@@ -17,4 +16,4 @@ export { type AddressGuard, createHttpSender, type HostLookup, type HttpSender }
 export { ATTEMPT_OUTCOMES, type DeliveryObserver } from './job-runner.ts';
 export type { DeliveryFailureObserver, DeliveryJob, FailedDelivery } from './outbox-store.ts';
 export { createRetryPolicy, RETRY_SCHEDULE_SECONDS, type RetryPolicy } from './retry-policy.ts';
-export { legacyWebhookSignature, standardWebhookSignature } from './signing.ts';
+export { standardWebhookSignature } from './signing.ts';

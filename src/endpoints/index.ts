@@ -31,7 +31,6 @@ export {
   assertPublicUrl,
   connectionGuard,
   isPrivateAddress,
-  publicUrlProblem,
   type UrlGuardOptions,
 } from './url-guard.ts';
 export { type Webhook, type WebhookInput, WebhooksService } from './webhooks-service.ts';

@@ -133,7 +133,7 @@ export interface UrlGuardOptions {
  * whose lookups fail, is let through: nothing can be sent to it now, and the delivery worker checks the address it
  * connects to.
  */
-export async function publicUrlProblem(url: string, options: UrlGuardOptions): Promise<string | undefined> {
+async function publicUrlProblem(url: string, options: UrlGuardOptions): Promise<string | undefined> {
   if (options.allowPrivate) return undefined;
   const host = urlHost(new URL(url)).replace(/\.$/, '').toLowerCase();
   const refused = `Webhook URL must not point to a loopback, private, link-local or metadata address (${host})`;

@@ -61,7 +61,7 @@ function arrival(route: RuledRoute) {
 }
 
 /** A retried copy (same recipient, Message-ID and bytes) arriving within this window is stored once. */
-export const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
+const DEDUPE_WINDOW_MS = 24 * 3600 * 1000;
 
 /** What retriedCopy compares a stored copy by. */
 const COPY_COLUMNS = ['id', 'account_id', 'recipient', 'raw_sha256', 'received_at'] as const;

@@ -1,6 +1,5 @@
 export { type AccountVolumeDependencies, AccountVolumeWatch } from './account-volume.ts';
 export type { AcceptedRoute, WrittenEmail } from './email-writer.ts';
-export { DEDUPE_WINDOW_MS } from './email-writer.ts';
 export {
   type CommittedListener,
   createIngestService,
@@ -11,5 +10,4 @@ export {
   type IngestService,
 } from './ingest-service.ts';
 export { cleanStopMarker, type RecoveryOptions, removeOrphanBlobs } from './recovery.ts';
-export { normalizeSubject } from './threading.ts';
 export type { Verdicts } from './verdicts.ts';

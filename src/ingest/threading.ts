@@ -9,7 +9,7 @@ export interface ThreadPlacement {
 const REPLY_PREFIX = /^\s*((re|r|fwd|fw|aw|wg|vs|sv)\s*(\[\d+\])?\s*:\s*)+/i;
 
 /** The subject without its chain of reply and forward prefixes, lower-cased, as threads are titled. */
-export function normalizeSubject(subject: string | null): string {
+function normalizeSubject(subject: string | null): string {
   return (subject ?? '').replace(REPLY_PREFIX, '').trim().toLowerCase();
 }
 

@@ -50,7 +50,7 @@ export interface MailServiceDeps {
 }
 
 /** Raw messages up to this size are returned inline as `content.rawContent`; larger ones only through `/raw`. */
-export const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
+const RAW_CONTENT_MAX_BYTES = 1024 * 1024;
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 

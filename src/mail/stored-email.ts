@@ -169,7 +169,7 @@ export type SummaryRow = Pick<EmailsTable, (typeof SUMMARY_COLUMNS)[number]> & {
 };
 
 /** The readable text of an HTML fragment: no head, style, script or comments, tags dropped, entities decoded. */
-export function htmlToText(html: string): string {
+function htmlToText(html: string): string {
   return decodeHTML(
     html
       .replace(/<!--[\s\S]*?(-->|$)/g, ' ')

@@ -1,6 +1,6 @@
 export { type BlockedSender, BlocklistService } from './blocklist-service.ts';
 export { type ExplainInput, explainRouting, type RoutingExplanation } from './routing-explain.ts';
-export { RULES_CACHE_MS, RuleEvaluator } from './rule-evaluator.ts';
+export { RuleEvaluator } from './rule-evaluator.ts';
 export { type ConditionResult, type MessageFacts, messageFacts, type RuleOutcome } from './rule-matcher.ts';
 export {
   CONDITION_NAMES,

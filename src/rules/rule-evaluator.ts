@@ -14,7 +14,7 @@ import { ruleFromRow } from './rule-rows.ts';
  * How long an account's rules are kept in memory. Changes made through this process drop them at once; another
  * process (several share one PostgreSQL) sees a change within this time.
  */
-export const RULES_CACHE_MS = 5_000;
+const RULES_CACHE_MS = 5_000;
 
 /** An account's blocklist and its active rules by priority, compiled. */
 interface AccountRules {

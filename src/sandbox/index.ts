@@ -1,6 +1,5 @@
 export { type SandboxDns, startSandboxDns } from './sandbox-dns.ts';
 export {
-  SANDBOX_ADDRESS,
   SANDBOX_DOMAIN,
   SANDBOX_MX_HOST,
   type Sandbox,

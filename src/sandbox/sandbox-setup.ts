@@ -7,7 +7,7 @@ import type { SandboxDns } from './sandbox-dns.ts';
 export const SANDBOX_DOMAIN = 'mailroom.test';
 /** The MX host the sandbox domain is created with, unless MX_HOST says otherwise. */
 export const SANDBOX_MX_HOST = `mx.${SANDBOX_DOMAIN}`;
-export const SANDBOX_ADDRESS = `inbox@${SANDBOX_DOMAIN}`;
+const SANDBOX_ADDRESS = `inbox@${SANDBOX_DOMAIN}`;
 /** Where the catch-all endpoint would post once activated; a placeholder the user replaces. */
 const CATCH_ALL_URL = 'http://127.0.0.1:8080/webhook';
 const PAGE = 100;
