@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import { type Clock, Invalid, isoNow, type Logger, NotFound } from '../core/index.ts';
+import { type Clock, Invalid, isoNow, type Logger, NotFound, type Page } from '../core/index.ts';
 import type { Database, Db } from '../db/index.ts';
 import type { FailedDelivery } from '../delivery/index.ts';
 import { signingSecretProblem } from '../endpoints/index.ts';
@@ -134,7 +134,7 @@ export class AlertsService {
   async list(
     accountId: string,
     query: { status: 'open' | 'all'; limit: number; offset: number },
-  ): Promise<{ alerts: Alert[]; total: number }> {
+  ): Promise<Page<Alert>> {
     let base = this.#db.selectFrom('alerts').where('account_id', '=', accountId);
     if (query.status === 'open') base = base.where('cleared_at', 'is', null);
     const [rows, count] = await Promise.all([
@@ -147,7 +147,7 @@ export class AlertsService {
         .execute(),
       base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
     ]);
-    return { alerts: rows.map(toAlert), total: Number(count.total) };
+    return { items: rows.map(toAlert), total: Number(count.total) };
   }
 
   async get(accountId: string, id: string): Promise<Alert> {

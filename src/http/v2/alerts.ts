@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { AlertsService } from '../../alerts/index.ts';
 import { emptyBodyAsObject } from '../empty-body.ts';
-import { pageInfo, pagination } from '../pagination.ts';
-import { errorResponses, IdParams, Pagination, PaginationQuery } from '../schemas.ts';
+import { errorResponses, IdParams } from '../schemas.ts';
 import { type Api, BodyTypes, type Tags } from '../shared/api.ts';
+import { paginatedListRoute } from '../shared/paginated-list.ts';
 import { AlertSchema, AlertSettingsSchema, presentAlert, presentAlertSettings } from './presenters/alerts.ts';
 
 /**
@@ -35,29 +35,19 @@ const NullableUrl = Type.Unsafe<string | null>({
 });
 
 export function listAlerts(app: Api, { tags, alerts }: AlertRouteOptions) {
-  app.get(
-    '/alerts',
-    {
-      schema: {
-        tags,
-        summary: "The account's health alerts, newest first",
-        description: `${ALERT_RULES} \`status=open\` lists the open ones only.`,
-        querystring: Type.Object({
-          ...PaginationQuery,
-          status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('all')], { default: 'all' })),
-        }),
-        response: { 200: Type.Object({ data: Type.Array(AlertSchema), pagination: Pagination }), ...errorResponses },
-      },
+  paginatedListRoute(app, {
+    path: '/alerts',
+    tags,
+    summary: "The account's health alerts, newest first",
+    description: `${ALERT_RULES} \`status=open\` lists the open ones only.`,
+    filters: {
+      status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('all')], { default: 'all' })),
     },
-    async (request) => {
-      const page = pagination(request.query);
-      const { alerts: found, total } = await alerts.list(request.account.id, {
-        ...page,
-        status: request.query.status ?? 'all',
-      });
-      return { data: found.map(presentAlert), pagination: pageInfo(page, total, found.length) };
-    },
-  );
+    key: 'data',
+    item: AlertSchema,
+    list: (accountId, page, query) => alerts.list(accountId, { ...page, status: query.status ?? 'all' }),
+    present: presentAlert,
+  });
 }
 
 export function readAlert(app: Api, { tags, alerts }: AlertRouteOptions) {
