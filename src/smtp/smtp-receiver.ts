@@ -25,6 +25,9 @@ export const SMTP_REFUSAL_REASONS = [
 ] as const;
 export type SmtpRefusalReason = (typeof SMTP_REFUSAL_REASONS)[number];
 
+/** Recipients per transaction, the least RFC 5321 (4.5.3.1.8) lets a server take; the next get 452 and retry later. */
+const MAX_RECIPIENTS = 100;
+
 /** What the SMTP edge reports as it answers (app.ts hands it the metrics' recorder). */
 export interface SmtpObserver {
   refused(reason: SmtpRefusalReason): void;
@@ -47,7 +50,6 @@ export interface SmtpReceiverOptions {
   /** DATA carrying less than this over a window is cut with 421; 0 means no minimum. */
   minDataRateBytesPerSecond: number;
   dataRateWindowMs: number;
-  maxRecipients?: number;
   /** Inactivity allowed between commands and during DATA. */
   idleTimeoutMs: number;
   /** A connection is closed after this long whatever it is doing. */
@@ -247,7 +249,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     size: options.maxMessageBytes,
     rejectOversized: true,
     maxClients: options.maxConnections,
-    maxRecipients: options.maxRecipients ?? 100,
+    maxRecipients: MAX_RECIPIENTS,
     socketTimeout: options.idleTimeoutMs,
     closeTimeout: 10_000,
     disabledCommands: ['AUTH'],
