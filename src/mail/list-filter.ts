@@ -3,8 +3,11 @@ import { Invalid } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type { MailFilter } from '../search/index.ts';
 
-/** A list's filter as the API gives it: `emailId` stands for every email of that email's thread. */
-export type ListFilter = MailFilter & { emailId?: string };
+/**
+ * A list's filter as the API gives it: `domain` is a domain's name or id (`all`: every domain), and `emailId` stands
+ * for every email of that email's thread.
+ */
+export type ListFilter = MailFilter & { domain?: string; emailId?: string };
 
 /**
  * The filter the list runs: the domain name looked up (so the planner can use the domain index), an address id

@@ -29,9 +29,7 @@ export interface MailFilter {
   isRead?: boolean;
   /** Archived mail is left out unless asked for. */
   archived?: 'exclude' | 'include' | 'only';
-  /** A domain name or id (`all` means no filter). */
-  domain?: string;
-  /** The ids `domain` stands for, when the caller has looked them up (lets the planner use the domain index). */
+  /** Only mail of these domains (their ids, which the planner finds through the domain index). */
   domainIds?: string[];
   /** Received within this window of now; no window when absent. */
   timeRange?: TimeRange;
@@ -100,14 +98,12 @@ export function searchesWords(filter: MailFilter): boolean {
  * status and read state only, so any search, address, time window or id list needs the emails counted.
  */
 export function hasStoredCount(filter: MailFilter): boolean {
-  const domain = filter.domain?.trim().toLowerCase();
   return (
     !filter.search?.trim() &&
     filter.emailAddress === undefined &&
     filter.timeRange === undefined &&
     filter.ids === undefined &&
-    filter.threadId === undefined &&
-    (!domain || domain === 'all' || filter.domainIds !== undefined)
+    filter.threadId === undefined
   );
 }
 
@@ -180,7 +176,6 @@ export function mailConditions(
   const subset = set === 'subset';
   const search = filter.search?.trim() ? parseSearch(filter.search) : undefined;
   const address = filter.emailAddress?.trim().toLowerCase();
-  const domain = filter.domain?.trim().toLowerCase();
   return (eb) => {
     // SQLite has no statistics to tell it that a word is rarer than an account's mail; with the account test kept
     // off its index (unary +), a search starts from the FTS5 matches and looks the emails up by rowid.
@@ -202,18 +197,6 @@ export function mailConditions(
     if (filter.domainIds) {
       conditions.push(
         filter.domainIds.length > 0 ? eb('emails.domain_id', 'in', filter.domainIds) : sql<SqlBool>`1 = 0`,
-      );
-    } else if (domain && domain !== 'all') {
-      conditions.push(
-        eb(
-          'emails.domain_id',
-          'in',
-          eb
-            .selectFrom('domains')
-            .select('domains.id')
-            .where('domains.account_id', '=', accountId)
-            .where((inner) => inner.or([inner('domains.domain', '=', domain), inner('domains.id', '=', domain)])),
-        ),
       );
     }
     if (address !== undefined) words.push(...addressConditions(dialect, eb, address, plan, subset));
