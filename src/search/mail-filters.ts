@@ -120,7 +120,7 @@ export function ftsMatchOf(filter: MailFilter): string | undefined {
 }
 
 /** The earliest received_at the filter allows (its time range or `after:`), if it has one. */
-export function receivedSince(filter: MailFilter, now: number): string | undefined {
+export function earliestReceivedAt(filter: MailFilter, now: number): string | undefined {
   const bounds = filter.search?.trim()
     ? parseSearch(filter.search).filters.flatMap((condition) => (condition.kind === 'after' ? [condition.at] : []))
     : [];

@@ -1,6 +1,6 @@
 import { type SqlBool, sql } from 'kysely';
 import type { Db } from '../db/index.ts';
-import { ftsMatchOf, type MailFilter, mailConditions, receivedSince, searchesWords } from './mail-filters.ts';
+import { earliestReceivedAt, ftsMatchOf, type MailFilter, mailConditions, searchesWords } from './mail-filters.ts';
 import { explainQuery, MailListQueries } from './mail-list-queries.ts';
 import { COUNT_LIMIT, type EmailConditions, type FoundPage, type MailPages, type Page } from './mail-pages.ts';
 import { catchUpSearchIndex } from './sqlite-search-index.ts';
@@ -124,7 +124,7 @@ export class SqliteMailPages implements MailPages {
     now: number,
     db: Db = this.#db,
   ): Promise<number | null | undefined> {
-    const since = receivedSince(filter, now);
+    const since = earliestReceivedAt(filter, now);
     if (since === undefined) return undefined;
     const row = await db
       .selectFrom('emails')
