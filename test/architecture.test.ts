@@ -24,9 +24,9 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   domains: ['core', 'db', 'dns', 'events'],
   endpoints: ['core', 'db', 'dns'],
   addresses: ['core', 'db', 'endpoints'],
-  routing: ['core', 'config', 'db', 'addresses'],
+  routing: ['core', 'db', 'addresses'],
   search: ['core', 'db'],
-  /** The account event log behind the event stream; ingest, delivery and domains append to it. */
+  /** The account event log behind the event stream; ingest, delivery, domains and alerts append to it. */
   events: ['core', 'db'],
   /** Guard-style rules, the sender blocklist and the routing explain; ingest runs the rules. */
   rules: ['core', 'db', 'mail', 'routing'],
@@ -66,7 +66,6 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   http: [
     'console',
     'core',
-    'mime',
     'accounts',
     'domains',
     'addresses',
