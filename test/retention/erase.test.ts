@@ -66,6 +66,19 @@ test('POST /api/v2/mail/erase: 400 for an empty domain, which would match every 
   for (const sent of [...subject, bystander]) assert.ok(await isKept(world, sent), sent.word);
 });
 
+test('POST /api/v2/mail/erase: 400 for a blank search or domain, which would match every email, dry run or not', async () => {
+  const total = (await world.api.post('/api/v2/mail/erase', { includeArchived: true, dryRun: true })).body.count;
+  for (const [body, error] of [
+    [{ search: '', dryRun: true }, 'body/search must NOT have fewer than 1 characters'],
+    [{ search: '  ', includeArchived: true, expectedCount: total }, 'body/search must match pattern "\\S"'],
+    [{ domain: ' ', includeArchived: true, expectedCount: total }, 'body/domain must match pattern "\\S"'],
+  ] as const) {
+    const answer = await world.api.post('/api/v2/mail/erase', body);
+    assert.deepEqual([answer.status, answer.body], [400, { error: `Invalid request: ${error}` }], JSON.stringify(body));
+  }
+  for (const sent of [...subject, bystander]) assert.ok(await isKept(world, sent), sent.word);
+});
+
 test('POST /api/v2/mail/erase: 400 for a property it does not know, which would otherwise widen the filter', async () => {
   const total = (await world.api.post('/api/v2/mail/erase', { includeArchived: true, dryRun: true })).body.count;
   for (const [body, property] of [

@@ -159,14 +159,17 @@ export function eraseMail(app: Api, { tags, erasures }: ErasureRouteOptions) {
           'how many emails match. Without it the emails are erased with their search entries, deliveries and raw ' +
           'messages, but only if `expectedCount` equals the number that match then (409 with the `count` ' +
           'otherwise), and an audit record (`GET /mail/erasures`) keeps who erased how many, with which filter. ' +
-          'A property not listed here is refused with 400.',
+          'A property not listed here, and a blank `search` or `domain`, is refused with 400.',
         // A misspelt filter would otherwise be left out and widen the erase, up to the whole mailbox.
         body: Type.Object(
           {
             ...MailFilterParams,
-            // An empty domain (a script's unset variable) would match every domain: the dry run would count the
-            // whole mailbox too, and its count would let the erase through.
-            domain: Type.Optional(Type.String({ minLength: 1, description: 'A domain name, or `all`' })),
+            // A blank domain or search (a script's unset variable) would match every email: the dry run would count
+            // the whole mailbox too, and its count would let the erase through.
+            search: Type.Optional(Type.String({ minLength: 1, pattern: '\\S' })),
+            domain: Type.Optional(
+              Type.String({ minLength: 1, pattern: '\\S', description: 'A domain name, or `all`' }),
+            ),
             dryRun: Type.Optional(Type.Boolean()),
             expectedCount: Type.Optional(Type.Integer({ minimum: 0 })),
           },
