@@ -12,16 +12,16 @@ import type { AddressGuard } from './http-sender.ts';
 import type { AttemptRecord } from './outbox-store.ts';
 
 /** Set on every forward; a message arriving with this many Mailroom hops already is not forwarded again. */
-export const HOPS_HEADER = 'X-Mailroom-Hops';
-export const MAX_FORWARD_HOPS = 5;
+const HOPS_HEADER = 'X-Mailroom-Hops';
+const MAX_FORWARD_HOPS = 5;
 /** Set on every forward: how many copies of the original message Mailroom's forwards made, as this one's level. */
-export const COPIES_HEADER = 'X-Mailroom-Copies';
+const COPIES_HEADER = 'X-Mailroom-Copies';
 /**
  * Most copies of one message a level of forwards may make. The hop limit bounds how deep forwards go, not how wide:
  * a group whose members come back to Mailroom (a catch-all routed to the group, say) multiplies the message by its
  * size at every hop, 50 members over 5 hops some 300 million copies.
  */
-export const MAX_FORWARD_COPIES = 100;
+const MAX_FORWARD_COPIES = 100;
 /** RFC 5321 loop detection: a message with this many Received headers is refused whatever carried it. */
 const MAX_RECEIVED_HEADERS = 50;
 

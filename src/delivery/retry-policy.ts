@@ -17,7 +17,7 @@ export const RETRY_SCHEDULE_SECONDS: readonly number[] = [
 ];
 
 /** Longest `Retry-After` honoured; a receiver asking for more waits this long. */
-export const MAX_RETRY_AFTER_SECONDS = 24 * 3600;
+const MAX_RETRY_AFTER_SECONDS = 24 * 3600;
 
 const JITTER = 0.2;
 

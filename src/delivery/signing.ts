@@ -6,7 +6,7 @@ import { STANDARD_SECRET_PREFIX } from '../endpoints/index.ts';
  * bytes); any other string is used as its UTF-8 bytes, which a receiver verifies with
  * `new Webhook(new TextEncoder().encode(secret), { format: 'raw' })`.
  */
-export function signingKey(secret: string): Buffer {
+function signingKey(secret: string): Buffer {
   if (secret.startsWith(STANDARD_SECRET_PREFIX)) {
     const decoded = Buffer.from(secret.slice(STANDARD_SECRET_PREFIX.length), 'base64');
     if (decoded.length > 0) return decoded;

@@ -14,7 +14,7 @@ export interface RecordCheck {
   error?: string;
 }
 
-export const VERIFICATION_LABEL = '_mailroom';
+const VERIFICATION_LABEL = '_mailroom';
 /** How a record's error begins when DNS could not be asked (timeout, SERVFAIL), rather than answered otherwise. */
 export const LOOKUP_FAILED = 'DNS lookup failed';
 const MX_PRIORITY = 10;

@@ -151,10 +151,7 @@ export class DomainChecker {
 }
 
 /** The event reporting that a domain's status moved from what `row` holds to `to`. */
-export function domainStatusChanged(
-  row: Pick<DomainsTable, 'id' | 'account_id' | 'domain' | 'status'>,
-  to: DomainStatus,
-) {
+function domainStatusChanged(row: Pick<DomainsTable, 'id' | 'account_id' | 'domain' | 'status'>, to: DomainStatus) {
   return {
     accountId: row.account_id,
     type: 'domain.status_changed' as const,

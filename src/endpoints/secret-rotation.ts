@@ -2,7 +2,7 @@
  * How long a replaced signing secret goes on signing beside the new one: a receiver may switch to the new secret at
  * any time within it, since every request verifies with either (Standard Webhooks' zero-downtime rotation).
  */
-export const PREVIOUS_SECRET_MS = 24 * 3600 * 1000;
+const PREVIOUS_SECRET_MS = 24 * 3600 * 1000;
 
 /** The stored form: `previous_secret` signs until `previous_secret_expires_at`. */
 export interface PreviousSecret {

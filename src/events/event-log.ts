@@ -37,7 +37,7 @@ export interface Cursor {
 }
 
 /** Events older than this are pruned; a stream resumed from before them starts at the oldest one kept. */
-export const EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /** The most events one read returns; a full page is followed by another read at once. */
 export const EVENT_PAGE_SIZE = 500;

@@ -23,7 +23,7 @@ const HeaderMap = Type.Record(Type.String(), Type.Union([Type.String(), Type.Arr
 });
 
 /** The `email.received` body as Mailroom sends it (see src/delivery/email-received-payload.ts). */
-export const EmailReceivedBody = Type.Object({
+const EmailReceivedBody = Type.Object({
   event: Type.Literal('email.received'),
   timestamp: Type.String({ format: 'date-time', description: 'when this attempt was sent' }),
   email: Type.Object({

@@ -5,7 +5,7 @@ import { type HeaderSection, headerFields } from './header-fields.ts';
  * signature costs a key lookup and, with its own l= or c=, a hash of the whole body: thousands of them on a large
  * message held the analysis thread, which every message waits for, for minutes.
  */
-export const MAX_VERIFIED_SIGNATURES = 10;
+const MAX_VERIFIED_SIGNATURES = 10;
 
 const NAME = /dkim-signature/gi;
 

@@ -260,7 +260,7 @@ function recentPromises<T>(ttlMs: number, keep: (outcome: PromiseSettledResult<T
  * Caches answers up to CACHE_MAX_ANSWER_CHARS and "no such record" for a minute; timeouts and server failures are
  * never cached.
  */
-export function cachedResolver(resolve: RawResolver): RawResolver {
+function cachedResolver(resolve: RawResolver): RawResolver {
   const recent = recentPromises<unknown>(CACHE_TTL_MS, (outcome) =>
     outcome.status === 'fulfilled'
       ? (JSON.stringify(outcome.value)?.length ?? 0) <= CACHE_MAX_ANSWER_CHARS

@@ -35,7 +35,7 @@ export async function resolveListFilter(db: Db, accountId: string, filter: ListF
 }
 
 /** An address as given, or the address of the account's address with that id (the e2 clients send either). */
-export async function addressFilter(db: Db, accountId: string, value: string): Promise<string> {
+async function addressFilter(db: Db, accountId: string, value: string): Promise<string> {
   if (value.includes('@')) return value;
   const row = await db
     .selectFrom('email_addresses')

@@ -7,7 +7,7 @@ import { MailParser } from 'mailparser';
  * (thousands of RFC 2231 parameters, say), and a message may have 1,000 parts: without a bound of the whole, 30 parts
  * of 900 KB headers took 25 seconds and 1.2 GB to parse.
  */
-export const MAX_PART_HEADER_BYTES = 1024 * 1024;
+const MAX_PART_HEADER_BYTES = 1024 * 1024;
 
 /**
  * Bodies longer than this many characters are cut to it. 5 million characters holds any real message (the whole

@@ -43,7 +43,7 @@ export const CONDITION_NAMES = [
   'dmarc',
 ] as const satisfies readonly ConditionName[];
 
-export const VERDICT_CONDITIONS = ['spf', 'dkim', 'dmarc'] as const satisfies readonly ConditionName[];
+const VERDICT_CONDITIONS = ['spf', 'dkim', 'dmarc'] as const satisfies readonly ConditionName[];
 
 export type RuleAction = { type: 'block' } | { type: 'route'; endpointId: string } | { type: 'tag'; tag: string };
 
@@ -61,7 +61,7 @@ export interface Rule {
 }
 
 export const DEFAULT_PRIORITY = 100;
-export const MAX_PRIORITY = 1_000_000;
+const MAX_PRIORITY = 1_000_000;
 const MAX_HEADER_CONDITIONS = 10;
 const MAX_NAME_LENGTH = 200;
 const MAX_TAG_LENGTH = 64;

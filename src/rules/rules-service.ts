@@ -46,7 +46,7 @@ export interface RuleCheck {
 }
 
 /** What rules see of a stored email: the same facts ingest gave them when it arrived. */
-export function storedEmailFacts(email: StoredEmail): MessageFacts {
+function storedEmailFacts(email: StoredEmail): MessageFacts {
   return messageFacts({
     mailFrom: email.mailFrom,
     fromAddress: email.fromAddress,

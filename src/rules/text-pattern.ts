@@ -15,7 +15,7 @@ export interface TextPattern {
 }
 
 /** Longest pattern accepted; regexes are short in practice, and a long one is more likely a mistake than a rule. */
-export const MAX_PATTERN_LENGTH = 256;
+const MAX_PATTERN_LENGTH = 256;
 
 /**
  * Compiles a regex with V8's linear-time engine (the `l` flag), so that no pattern, however written, can backtrack

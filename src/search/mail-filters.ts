@@ -14,7 +14,7 @@ import { searchWords } from './search-words.ts';
 export type TimeRange = '1h' | '24h' | '7d' | '30d' | '90d';
 
 const HOUR = 3_600_000;
-export const TIME_RANGE_MS: Record<TimeRange, number> = {
+const TIME_RANGE_MS: Record<TimeRange, number> = {
   '1h': HOUR,
   '24h': 24 * HOUR,
   '7d': 7 * 24 * HOUR,
@@ -78,7 +78,7 @@ function addressConditions(
 }
 
 /** Whether the filter narrows through the search index (a positive search word or an address). */
-export function usesSearchIndex(filter: MailFilter): boolean {
+function usesSearchIndex(filter: MailFilter): boolean {
   if (filter.emailAddress !== undefined) return true;
   return Boolean(filter.search?.trim()) && parseSearch(filter.search!).terms.some((term) => !term.negated);
 }

@@ -30,7 +30,7 @@ const SLICE_ENTRIES = 256;
 const NOT_BUILT = -1;
 
 /** The search database's file: `mailroom.sqlite` has `mailroom-search.sqlite`. */
-export function searchDatabaseFile(file: string): string {
+function searchDatabaseFile(file: string): string {
   return file.endsWith('.sqlite') ? `${file.slice(0, -'.sqlite'.length)}-search.sqlite` : `${file}-search`;
 }
 

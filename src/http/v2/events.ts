@@ -17,7 +17,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
  * HTTP_MAX_CONNECTIONS is shared: without a cap one account (or a client that reconnects without closing) could
  * take them all, and nobody else could reach the API.
  */
-export const MAX_STREAMS_PER_ACCOUNT = 20;
+const MAX_STREAMS_PER_ACCOUNT = 20;
 
 function frames(events: readonly StreamedEvent[]): string {
   return events.map((event) => `id: ${event.position}\nevent: ${event.type}\ndata: ${event.data}\n\n`).join('');

@@ -114,7 +114,7 @@ export function presentThreadItem(thread: ThreadSummary) {
   };
 }
 
-export function presentThreadMessageE2(email: ReadableEmail, index: number) {
+function presentThreadMessageE2(email: ReadableEmail, index: number) {
   return {
     id: email.id,
     message_id: email.messageId,

@@ -145,7 +145,7 @@ function sesStatus(domain: DomainDetail): string {
   return domain.status === 'verified' ? 'Success' : domain.status === 'failed' ? 'Failed' : 'Pending';
 }
 
-export function presentVerificationCheck(domain: DomainDetail, check: VerificationCheck) {
+function presentVerificationCheck(domain: DomainDetail, check: VerificationCheck) {
   return {
     ...check,
     dnsRecords: check.dnsRecords.map(({ error, ...record }) => ({

@@ -4,7 +4,7 @@ import { DateTime, Nullable } from '../../schemas.ts';
 
 const EndpointTypeSchema = Type.Union([Type.Literal('webhook'), Type.Literal('email'), Type.Literal('email_group')]);
 
-export const DeliveryStatsSchema = Type.Object({
+const DeliveryStatsSchema = Type.Object({
   total: Type.Integer(),
   successful: Type.Integer(),
   failed: Type.Integer(),

@@ -78,7 +78,7 @@ export const RuleCheckSchema = Type.Object({
   conditions: Type.Array(Type.Object({ condition: literals(CONDITION_NAMES), matched: Type.Boolean() })),
 });
 
-export const RuleMatchSchema = Type.Object({
+const RuleMatchSchema = Type.Object({
   ruleId: Type.String({ description: 'A rule id, or a blocklist entry id' }),
   name: Type.String({ description: "The rule's name, or the blocked address" }),
   source: literals(['rule', 'blocklist'] as const),

@@ -23,7 +23,7 @@ const AddressListSchema = Nullable(
   }),
 );
 
-export const MailItemSchema = Type.Object({
+const MailItemSchema = Type.Object({
   id: Type.String(),
   emailId: Type.String(),
   messageId: Type.String({ description: '"" when the message has none' }),
