@@ -201,13 +201,11 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     clock,
     mxHost: config.mxHost,
     logger,
-    dialect: database.kind,
     eventsAppended,
   });
   const targetsOf = (type: 'endpoint' | 'webhook') => (type === 'endpoint' ? endpoints : webhooks);
   const alertSystem = createAlertSystem({
     db,
-    dialect: database.kind,
     clock,
     logger,
     sources: {
@@ -284,8 +282,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments, cleaner });
   const threads = new ThreadsService({ db, pages, clock, cleaner });
-  const eraser = new MailEraser({ db, dialect: database.kind, blobs, clock, deleteEmailEvents });
-  const retention = new RetentionService({ db, clock, eraser, dialect: database.kind });
+  const eraser = new MailEraser({ db, blobs, clock, deleteEmailEvents });
+  const retention = new RetentionService({ db, clock, eraser });
   const erasures = new ErasureService({ db, pages, clock, eraser, logger });
   const http = await buildHttpServer(
     {

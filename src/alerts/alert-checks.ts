@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { type Clock, isoNow } from '../core/index.ts';
-import type { AlertsTable, Database, Db } from '../db/index.ts';
+import { type AlertsTable, type Database, type Db, onPostgres } from '../db/index.ts';
 import type { DomainRecheck } from '../domains/index.ts';
 import { clearAlerts, raiseAlert } from './alert-log.ts';
 import type { Alert, AlertCondition, AlertKind, AlertSubject } from './alert-model.ts';
@@ -46,14 +46,13 @@ export class AlertChecks {
 
   constructor(deps: {
     db: Db;
-    dialect: 'sqlite' | 'postgres';
     clock: Clock;
     sources: AlertSources;
     checkIntervalMs: number;
     dnsCheckIntervalMs: number;
   }) {
     this.#db = deps.db;
-    this.#postgres = deps.dialect === 'postgres';
+    this.#postgres = onPostgres(deps.db);
     this.#clock = deps.clock;
     this.#sources = deps.sources;
     this.#checkIntervalMs = deps.checkIntervalMs;

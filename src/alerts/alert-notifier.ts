@@ -1,5 +1,5 @@
 import { type Clock, isoNow, type Logger } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, onPostgres } from '../db/index.ts';
 import { type HttpSender, type RetryPolicy, standardWebhookSignature } from '../delivery/index.ts';
 import { DEFAULT_RETRY_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS } from '../endpoints/index.ts';
 
@@ -30,7 +30,6 @@ export class AlertNotifier {
 
   constructor(deps: {
     db: Db;
-    dialect: 'sqlite' | 'postgres';
     clock: Clock;
     http: HttpSender;
     policy: RetryPolicy;
@@ -38,7 +37,7 @@ export class AlertNotifier {
     logger: Logger;
   }) {
     this.#db = deps.db;
-    this.#postgres = deps.dialect === 'postgres';
+    this.#postgres = onPostgres(deps.db);
     this.#clock = deps.clock;
     this.#http = deps.http;
     this.#policy = deps.policy;

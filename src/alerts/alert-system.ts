@@ -7,7 +7,6 @@ import { AlertsService } from './alerts-service.ts';
 
 export interface AlertSystemOptions {
   db: Db;
-  dialect: 'sqlite' | 'postgres';
   clock: Clock;
   logger: Logger;
   /** What alerts learn of domains, mail, endpoints and deliveries (app.ts wires them). */
@@ -23,11 +22,10 @@ export interface AlertSystemOptions {
 
 /** The alerts service with its checks and its webhook sender; `stop()` ends the sending. */
 export function createAlertSystem(options: AlertSystemOptions) {
-  const { db, dialect, clock, logger, settings } = options;
+  const { db, clock, logger, settings } = options;
   const http = createHttpSender(options.guard, options.dns);
   const notifier = new AlertNotifier({
     db,
-    dialect,
     clock,
     http,
     policy: createRetryPolicy(settings.retryScale),
@@ -36,7 +34,6 @@ export function createAlertSystem(options: AlertSystemOptions) {
   });
   const checks = new AlertChecks({
     db,
-    dialect,
     clock,
     sources: options.sources,
     checkIntervalMs: settings.checkIntervalMs,

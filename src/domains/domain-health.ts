@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, onPostgres } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { LOOKUP_FAILED } from './dns-records.ts';
 import { DomainChecker } from './domain-checker.ts';
@@ -46,13 +46,12 @@ export class DomainHealth {
     clock: Clock;
     mxHost: string;
     logger: Logger;
-    dialect: 'sqlite' | 'postgres';
     /** Called after a commit that appended events, to wake this process's event streams. */
     eventsAppended: () => void;
   }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
-    this.#postgres = deps.dialect === 'postgres';
+    this.#postgres = onPostgres(deps.db);
     this.#checker = new DomainChecker(deps);
   }
 

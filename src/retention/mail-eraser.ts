@@ -1,6 +1,6 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql, type Transaction } from 'kysely';
 import { type Clock, isoNow, newId } from '../core/index.ts';
-import type { Database, Db } from '../db/index.ts';
+import { type Database, type Db, onPostgres } from '../db/index.ts';
 
 /** Which emails a batch takes. */
 export type EmailSelection = (eb: ExpressionBuilder<Database, 'emails'>) => Expression<SqlBool>;
@@ -31,7 +31,7 @@ export type EmailEventsDeleter = (trx: Transaction<Database>, emailIds: readonly
  */
 export class MailEraser {
   readonly #db: Db;
-  readonly #dialect: 'sqlite' | 'postgres';
+  readonly #postgres: boolean;
   readonly #blobs: BlobDeleter;
   readonly #clock: Clock;
   readonly #deleteEmailEvents: EmailEventsDeleter;
@@ -39,21 +39,20 @@ export class MailEraser {
 
   constructor(deps: {
     db: Db;
-    dialect: 'sqlite' | 'postgres';
     blobs: BlobDeleter;
     clock: Clock;
     deleteEmailEvents: EmailEventsDeleter;
   }) {
     this.#clock = deps.clock;
     this.#db = deps.db;
-    this.#dialect = deps.dialect;
+    this.#postgres = onPostgres(deps.db);
     this.#blobs = deps.blobs;
     this.#deleteEmailEvents = deps.deleteEmailEvents;
   }
 
   /** Deletes up to `limit` of the selected emails, oldest first, in one transaction; resolves to how many. */
   async deleteBatch(selection: EmailSelection, options: BatchOptions): Promise<number> {
-    const postgres = this.#dialect === 'postgres';
+    const postgres = this.#postgres;
     return this.#db.transaction().execute(async (trx) => {
       let claim = trx
         .selectFrom('emails')
@@ -146,10 +145,9 @@ export class MailEraser {
     let deleted = 0;
     for (;;) {
       // SQLite: one process, and a write transaction held through the blob deletions would hold up ingest's writer.
-      const slice =
-        this.#dialect === 'postgres'
-          ? await this.#db.transaction().execute((trx) => this.#deleteSlice(trx))
-          : await this.#deleteSlice(this.#db);
+      const slice = this.#postgres
+        ? await this.#db.transaction().execute((trx) => this.#deleteSlice(trx))
+        : await this.#deleteSlice(this.#db);
       if (slice === undefined) return deleted;
       deleted += slice;
     }
@@ -158,7 +156,7 @@ export class MailEraser {
   /** One slice of the queue; undefined when it is empty. */
   async #deleteSlice(db: Db): Promise<number | undefined> {
     let entries = db.selectFrom('blob_erasures').select(['id', 'blob_key']).orderBy('id').limit(QUEUE_SLICE);
-    if (this.#dialect === 'postgres') entries = entries.forUpdate().skipLocked();
+    if (this.#postgres) entries = entries.forUpdate().skipLocked();
     const queued = await entries.execute();
     if (queued.length === 0) return undefined;
     const keys = [...new Set(queued.map((entry) => entry.blob_key))];

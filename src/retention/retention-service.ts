@@ -1,6 +1,6 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
-import type { Database, Db } from '../db/index.ts';
+import { type Database, type Db, onPostgres } from '../db/index.ts';
 import type { MailEraser } from './mail-eraser.ts';
 
 /** The longest period accepted: a hundred years. */
@@ -55,11 +55,11 @@ export class RetentionService {
   readonly #eraser: MailEraser;
   readonly #skipLocked: boolean;
 
-  constructor(deps: { db: Db; clock: Clock; eraser: MailEraser; dialect: 'sqlite' | 'postgres' }) {
+  constructor(deps: { db: Db; clock: Clock; eraser: MailEraser }) {
     this.#db = deps.db;
     this.#clock = deps.clock;
     this.#eraser = deps.eraser;
-    this.#skipLocked = deps.dialect === 'postgres';
+    this.#skipLocked = onPostgres(deps.db);
   }
 
   async account(accountId: string): Promise<AccountRetention> {
