@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Clock, Page } from '../core/index.ts';
-import { Busy, Invalid, NotFound, newId } from '../core/index.ts';
+import { Busy, Invalid, isoNow, NotFound, newId } from '../core/index.ts';
 import type { Db, DeliveriesTable, DeliveryAttemptsTable, DeliveryStatus } from '../db/index.ts';
 import type { DeliveryTargets } from '../endpoints/index.ts';
 import { hasEmail } from '../mail/index.ts';
@@ -103,7 +103,7 @@ export class DeliveryService {
         await insertDeliveryJob(
           this.db,
           { accountId, emailId, target: { targetType: 'endpoint', targetId: target.id, endpointType } },
-          this.clock.now().toISOString(),
+          isoNow(this.clock),
         );
       }
       // Ours or a concurrent request's; none when the email was erased since.
@@ -141,7 +141,7 @@ export class DeliveryService {
   /** Makes jobs due now with a fresh retry budget. A job in flight is left alone: it is being sent already. */
   private async requeue(ids: string[], from: DeliveryStatus[] = ['pending', 'failed']): Promise<number> {
     if (ids.length === 0) return 0;
-    const now = this.clock.now().toISOString();
+    const now = isoNow(this.clock);
     const result = await this.db
       .updateTable('deliveries')
       .set((eb) => ({

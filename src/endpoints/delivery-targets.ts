@@ -1,5 +1,5 @@
 import type { Clock } from '../core/index.ts';
-import { randomHex } from '../core/index.ts';
+import { isoNow, randomHex } from '../core/index.ts';
 import type { Db, DeliveriesTable } from '../db/index.ts';
 import { fromFlag, preparedQuery } from '../db/index.ts';
 import { DEFAULT_RETRY_ATTEMPTS, DEFAULT_TIMEOUT_SECONDS, type EndpointType } from './endpoint-config.ts';
@@ -240,7 +240,7 @@ export class DeliveryTargets {
       .updateTable('endpoints')
       .set({
         config: JSON.stringify({ ...config, verificationToken: token }),
-        updated_at: this.clock.now().toISOString(),
+        updated_at: isoNow(this.clock),
       })
       .where('id', '=', id)
       .execute();
@@ -268,7 +268,7 @@ export class DeliveryTargets {
 
   /** Turns a target off for good (410 Gone), keeping the reason visible on it. */
   async deactivate(target: DeliveryTarget, reason: string): Promise<void> {
-    const now = this.clock.now().toISOString();
+    const now = isoNow(this.clock);
     const table = target.kind === 'webhook' && target.legacy ? 'webhooks' : 'endpoints';
     await this.db
       .updateTable(table)
