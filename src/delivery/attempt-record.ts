@@ -10,6 +10,7 @@ import {
   onPostgres,
   type PreparedValue,
   preparedQuery,
+  toFlag,
 } from '../db/index.ts';
 import { appendEvents, eventRow, type NewEvent } from '../events/index.ts';
 import type { DeliveryFailureObserver, DeliveryJob, FinishedAttempt } from './outbox-store.ts';
@@ -96,7 +97,7 @@ function attemptWrites({ job, owner, attempt, result }: FinishedAttempt): Attemp
       attempt: attemptNumber,
       started_at: attempt.startedAt.toISOString(),
       duration_ms: attempt.durationMs,
-      success: attempt.success ? 1 : 0,
+      success: toFlag(attempt.success),
       status_code: attempt.statusCode,
       response_body: attempt.responseBody,
       error: attempt.error,

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { type Clock, Invalid, isOutage, isoNow, NotFound } from '../core/index.ts';
-import type { Db } from '../db/index.ts';
+import { type Db, fromFlag, toFlag } from '../db/index.ts';
 import type { MailPages } from '../search/index.ts';
 import { endAfter, indexByName } from './attachment-stream.ts';
 import type { HtmlCleaner, ReadableEmail } from './html-cleaner.ts';
@@ -277,14 +277,14 @@ export class MailService {
     const now = isoNow(this.#clock);
     const scoped = () => this.#db.updateTable('emails').where('account_id', '=', accountId).where('id', 'in', ids);
     if (change.isRead !== undefined) {
-      const flag = change.isRead ? 1 : 0;
+      const flag = toFlag(change.isRead);
       await scoped()
         .set({ is_read: flag, read_at: change.isRead ? now : null, updated_at: now })
         .where('is_read', '!=', flag)
         .execute();
     }
     if (change.isArchived !== undefined) {
-      const flag = change.isArchived ? 1 : 0;
+      const flag = toFlag(change.isArchived);
       await scoped()
         .set({ is_archived: flag, archived_at: change.isArchived ? now : null, updated_at: now })
         .where('is_archived', '!=', flag)
@@ -306,9 +306,9 @@ export class MailService {
       return [
         {
           id,
-          isRead: Number(row.is_read) === 1,
+          isRead: fromFlag(row.is_read),
           readAt: row.read_at,
-          isArchived: Number(row.is_archived) === 1,
+          isArchived: fromFlag(row.is_archived),
           archivedAt: row.archived_at,
           updatedAt: row.updated_at,
         },

@@ -1,7 +1,7 @@
 import { decodeHTML } from 'entities';
 import { sql } from 'kysely';
 import { firstCharacters } from '../core/index.ts';
-import { type Db, type EmailsTable, fromFlag, fromJson, type Verdict } from '../db/index.ts';
+import { type Db, type EmailsTable, fromFlag, fromJson, toFlag, type Verdict } from '../db/index.ts';
 import type { AddressList, AttachmentInfo, ParsedMessage } from '../mime/index.ts';
 
 export type { AddressList, AttachmentInfo };
@@ -280,7 +280,7 @@ export function toEmailRow(email: NewEmail): EmailsTable {
     headers_json: JSON.stringify(parsed.headers),
     attachments_json: JSON.stringify(parsed.attachments),
     attachment_count: parsed.attachments.length,
-    parse_success: parsed.parseSuccess ? 1 : 0,
+    parse_success: toFlag(parsed.parseSuccess),
     parse_error: parsed.parseError,
     raw_blob_key: email.rawBlobKey,
     raw_size: email.rawSize,

@@ -1,6 +1,6 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { type Clock, Invalid, isoNow, NotFound } from '../core/index.ts';
-import { type Database, type Db, onPostgres } from '../db/index.ts';
+import { type Database, type Db, fromFlag, onPostgres, toFlag } from '../db/index.ts';
 import type { MailEraser } from './mail-eraser.ts';
 
 /** The longest period accepted: a hundred years. */
@@ -101,7 +101,7 @@ export class RetentionService {
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) throw new NotFound(table === 'domains' ? 'Domain not found' : 'Email address not found');
-    return { id: row.id, retentionDays: row.retention_days ?? null, legalHold: Number(row.legal_hold) === 1 };
+    return { id: row.id, retentionDays: row.retention_days ?? null, legalHold: fromFlag(row.legal_hold ?? 0) };
   }
 
   async #setScoped(
@@ -117,7 +117,7 @@ export class RetentionService {
         .updateTable(table)
         .set({
           ...(change.retentionDays === undefined ? {} : { retention_days: change.retentionDays }),
-          ...(change.legalHold === undefined ? {} : { legal_hold: change.legalHold ? 1 : 0 }),
+          ...(change.legalHold === undefined ? {} : { legal_hold: toFlag(change.legalHold) }),
           updated_at: isoNow(this.#clock),
         })
         .where('account_id', '=', accountId)

@@ -1,5 +1,5 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
-import type { Database } from '../db/index.ts';
+import { type Database, toFlag } from '../db/index.ts';
 import { parseSearch, type TextTerm } from './search-query.ts';
 import {
   addressCondition,
@@ -186,10 +186,10 @@ export function mailConditions(
       searchLeads ? sql<SqlBool>`+emails.account_id = ${accountId}` : eb('emails.account_id', '=', accountId),
     ];
     const archived = filter.archived ?? 'exclude';
-    if (archived !== 'include') conditions.push(eb('emails.is_archived', '=', archived === 'only' ? 1 : 0));
+    if (archived !== 'include') conditions.push(eb('emails.is_archived', '=', toFlag(archived === 'only')));
     if (filter.parseSuccess !== undefined)
-      conditions.push(eb('emails.parse_success', '=', filter.parseSuccess ? 1 : 0));
-    if (filter.isRead !== undefined) conditions.push(eb('emails.is_read', '=', filter.isRead ? 1 : 0));
+      conditions.push(eb('emails.parse_success', '=', toFlag(filter.parseSuccess)));
+    if (filter.isRead !== undefined) conditions.push(eb('emails.is_read', '=', toFlag(filter.isRead)));
     if (filter.timeRange) {
       const since = new Date(now - TIME_RANGE_MS[filter.timeRange]).toISOString();
       conditions.push(eb('emails.received_at', '>=', since));
@@ -219,7 +219,7 @@ export function mailConditions(
         } else if (condition.kind === 'attachment') {
           conditions.push(eb('emails.attachment_count', condition.value ? '>' : '=', 0));
         } else if (condition.kind === 'read') {
-          conditions.push(eb('emails.is_read', '=', condition.value ? 1 : 0));
+          conditions.push(eb('emails.is_read', '=', toFlag(condition.value)));
         } else {
           conditions.push(eb('emails.received_at', condition.kind === 'before' ? '<' : '>=', condition.at));
         }

@@ -1,5 +1,5 @@
 import { type Compilable, CompiledQuery, sql } from 'kysely';
-import type { Db } from '../db/index.ts';
+import { type Db, toFlag } from '../db/index.ts';
 import {
   type ConditionSet,
   hasCheaperSubset,
@@ -87,9 +87,9 @@ export class MailListQueries {
       .selectFrom('email_counts')
       .select(sql<string | number | null>`sum(count)`.as('total'))
       .where('account_id', '=', accountId);
-    if (archived !== 'include') query = query.where('is_archived', '=', archived === 'only' ? 1 : 0);
-    if (filter.parseSuccess !== undefined) query = query.where('parse_success', '=', filter.parseSuccess ? 1 : 0);
-    if (filter.isRead !== undefined) query = query.where('is_read', '=', filter.isRead ? 1 : 0);
+    if (archived !== 'include') query = query.where('is_archived', '=', toFlag(archived === 'only'));
+    if (filter.parseSuccess !== undefined) query = query.where('parse_success', '=', toFlag(filter.parseSuccess));
+    if (filter.isRead !== undefined) query = query.where('is_read', '=', toFlag(filter.isRead));
     if (filter.domainIds) query = query.where('domain_id', 'in', filter.domainIds);
     const row = await query.executeTakeFirstOrThrow();
     return Number(row.total ?? 0);
