@@ -14,7 +14,7 @@ export const WAL_CHECKPOINT_THREAD_NAME = 'db-checkpoint';
 /**
  * A longer interval copies a page that many commits changed once instead of several times, and syncs the database
  * file less often; it must stay short enough that the WAL never reaches the 8,192 pages at which a commit would
- * checkpoint itself. The interval was chosen by bench runs (docs/performance.md).
+ * checkpoint itself (docs/performance.md has how far it gets at full ingest).
  */
 const CHECKPOINT_INTERVAL_MS = 150;
 

@@ -67,8 +67,8 @@ function rawTerms(input: string): Array<{ negated: boolean; operator?: string; v
 
 /**
  * The longest search and the most terms it may have. Each term is a condition of the query the database runs (on
- * SQLite, on the event loop): 40,000 of them, which an erase's body could carry, took 16 s there, and PostgreSQL
- * refused them. A person's search is a few words.
+ * SQLite, on the event loop), so the thousands an erase's body could carry would hold every request for seconds, and
+ * PostgreSQL refuses that many. A person's search is a few words.
  */
 const MAX_SEARCH_CHARS = 1_000;
 const MAX_SEARCH_TERMS = 50;
