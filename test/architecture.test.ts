@@ -8,7 +8,8 @@ const SRC = resolve(import.meta.dirname, '../src');
 /**
  * What each capability may import, read along the flow SMTP → routing → ingest → db/blobs → delivery: adapters
  * (smtp, http, and sandbox for `mailroom dev`) call services, services call the storage and DNS layers, and nothing calls back up the chain.
- * The files at the root of src/ (app.ts, main.ts, cli.ts) wire everything and may import any capability.
+ * The files at the root of src/ may import any capability: app.ts, which wires everything, the entries main.ts and
+ * cli.ts, and server.ts and process-settings.ts, which the entries call.
  */
 const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   core: [],
