@@ -1,4 +1,4 @@
-export type { MailFilter, TimeRange } from '../search/index.ts';
+export type { MailFilter } from '../search/index.ts';
 export { HtmlCleaner, type ReadableEmail } from './html-cleaner.ts';
 export { type ListFilter, resolveListFilter } from './list-filter.ts';
 export { receivedSince } from './mail-activity.ts';

@@ -1,4 +1,4 @@
-export type { MailFilter, TimeRange } from './mail-filters.ts';
+export type { MailFilter } from './mail-filters.ts';
 export type { MailPages } from './mail-pages.ts';
 export { PostgresMailPages } from './postgres-mail-pages.ts';
 export { postgresSearchVectors } from './postgres-search-vectors.ts';
