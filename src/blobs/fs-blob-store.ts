@@ -341,8 +341,13 @@ class Segment {
       const length = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
       try {
         const handle = await this.handle;
-        const { bytesWritten } = await handle.writev(buffers, this.written);
-        if (bytesWritten !== length) throw new Error(`segment ${this.key}: wrote ${bytesWritten} of ${length} bytes`);
+        // A write cut short (the disk filled up during it) is followed by one of the rest, which either completes
+        // or fails with the reason (ENOSPC) that the edges answer by.
+        for (let done = 0; done < length; ) {
+          const { bytesWritten } = await handle.writev(unwritten(buffers, done), this.written + done);
+          if (bytesWritten === 0) throw new Error(`segment ${this.key}: wrote ${done} of ${length} bytes`);
+          done += bytesWritten;
+        }
         this.written += length;
         for (const pending of batch) pending.resolve();
       } catch (error) {
@@ -353,6 +358,20 @@ class Segment {
     }
     this.writing = undefined;
   }
+}
+
+/** What is left of `buffers` once their first `skip` bytes were written. */
+function unwritten(buffers: Buffer[], skip: number): Buffer[] {
+  if (skip === 0) return buffers;
+  const rest: Buffer[] = [];
+  for (const buffer of buffers) {
+    if (skip >= buffer.length) skip -= buffer.length;
+    else {
+      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+      skip = 0;
+    }
+  }
+  return rest;
 }
 
 const ZEROS = Buffer.alloc(1024 * 1024);

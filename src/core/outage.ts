@@ -9,6 +9,11 @@ const NETWORK_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
+/** A disk full or over its quota, under the blob store or SQLite: the same write succeeds once space is freed. */
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+/** node:sqlite's `errcode` for SQLITE_FULL, which SQLite answers when the disk had no room for a write. */
+const SQLITE_FULL = 13;
+
 /**
  * PostgreSQL's SQLSTATEs for a server that is gone or not taking connections: class 08 (connection exception),
  * an administrator's or a crash's shutdown, a server still starting, and no connection slot left.
@@ -20,13 +25,15 @@ const POSTGRES_DRIVER_MESSAGES =
   /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable)$/;
 
 /**
- * Whether `error` says that a store Mailroom depends on (PostgreSQL, the S3 blob store) cannot be reached now, as
- * opposed to a bug: the request can succeed once it is back, so the edges answer "try again" (HTTP 503, SMTP 4xx).
+ * Whether `error` says that a store Mailroom depends on (PostgreSQL, the S3 blob store) cannot be reached now, or
+ * that the disk under one (SQLite, the filesystem blob store) is full, as opposed to a bug: the request can succeed
+ * once it is back, so the edges answer "try again" (HTTP 503, SMTP 4xx).
  */
 export function isOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const { code, $fault } = error as { code?: unknown; $fault?: unknown };
+  const { code, errcode, $fault } = error as { code?: unknown; errcode?: unknown; $fault?: unknown };
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_OUTAGE.test(code))) return true;
+  if ((typeof code === 'string' && DISK_FULL_CODES.has(code)) || errcode === SQLITE_FULL) return true;
   if (POSTGRES_DRIVER_MESSAGES.test(error.message)) return true;
   // The AWS SDK's verdict on an S3 answer: the server's fault (500, 503 Slow Down), or no answer in time.
   return $fault === 'server' || error.name === 'TimeoutError';

@@ -4,6 +4,14 @@ import { SqliteDialect } from 'kysely';
 /** Distinct SQL texts kept prepared; Kysely builds the same few hundred texts over and over. */
 const STATEMENT_CACHE_SIZE = 500;
 
+/** The ROLLBACK of a transaction SQLite has already rolled back: it runs nothing. */
+const NOTHING_TO_ROLL_BACK = {
+  reader: false,
+  all: () => [],
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  *iterate() {},
+};
+
 /**
  * Kysely ships no dialect for `node:sqlite`, but its better-sqlite3 dialect only needs a database object with
  * `prepare()` and `close()`. This adapter gives it that shape. node:sqlite rows have a null prototype, so they
@@ -30,6 +38,9 @@ export function createSqliteDialect(database: DatabaseSync): SqliteDialect {
         database.close();
       },
       prepare(sql: string) {
+        // SQLite itself rolls a transaction back on some errors (a full disk, an I/O error): Kysely's ROLLBACK would
+        // then fail, and its error would take the place of the one that says what went wrong.
+        if (sql === 'rollback' && !database.isTransaction) return NOTHING_TO_ROLL_BACK;
         // Kysely opens transactions with a plain (deferred) BEGIN. With a second connection writing (ingest's writer
         // thread), a transaction that read first could not then write (SQLITE_BUSY, never retried); taking the write
         // lock at BEGIN makes it wait its turn instead.

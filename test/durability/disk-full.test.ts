@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, statfs, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, before, test } from 'node:test';
+import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
+import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
+import { createVerifiedDomain } from '../helpers/domains.ts';
+import { apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { createAddress } from '../smtp/mail-setup.ts';
+
+const ADDRESS = 'inbox@full-disk.test';
+/** What the API answers while a store cannot take the request. */
+const UNAVAILABLE = { error: 'Service temporarily unavailable, try again shortly' };
+
+/** DATA_DIR on a filesystem of its own, 16 MiB, which the tests fill; mounting one takes root. */
+const dataDir = await mkdtemp(join(tmpdir(), 'mailroom-disk-full-'));
+const mounted = (() => {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', dataDir], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const filler = join(dataDir, 'filler');
+
+let dns: DnsServer;
+let server: TestApp;
+
+before(async () => {
+  if (!mounted) return;
+  dns = await startDnsServer();
+  server = await startTestApp({ DATA_DIR: dataDir, DNS_SERVERS: dns.address });
+  const api = apiClient(server.baseUrl, server.apiKey);
+  const domain = await createVerifiedDomain(api, dns, 'full-disk.test');
+  await createAddress(api, ADDRESS, domain.id);
+});
+after(async () => {
+  await server?.close();
+  await dns?.close();
+  if (mounted) execFileSync('umount', [dataDir]);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Takes every free byte of DATA_DIR's filesystem; SQLite's WALs are emptied first, so its next write needs room. */
+async function fillDisk() {
+  if (!TEST_DATABASE_URL) {
+    for (const file of ['mailroom.sqlite', 'mailroom-search.sqlite']) {
+      const database = new DatabaseSync(join(dataDir, file));
+      database.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      database.close();
+    }
+  }
+  const { bavail, bsize } = await statfs(dataDir);
+  await writeFile(filler, Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOSPC') throw error;
+  });
+}
+
+async function call(method: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${server.apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
+}
+
+test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged as an outage, not a bug; both recover once space is freed', {
+  skip: !mounted && 'mounting a tmpfs needs root',
+}, async () => {
+  const stored = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Before', text: 'word before' });
+  assert.equal(stored.code, 250, stored.response);
+  const emailId = stored.queuedIds[0]!;
+  await fillDisk();
+
+  const refused = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Full', text: 'word '.repeat(20_000) });
+  assert.equal(refused.response, '451 4.3.0 Temporary failure, please try again later');
+  if (!TEST_DATABASE_URL) {
+    // Writes to SQLite: one statement, and a transaction (a domain and its DNS records), whose COMMIT SQLite refuses.
+    for (const [method, path, body] of [
+      ['PATCH', `/api/v2/mail/${emailId}`, { isRead: true }],
+      ['POST', '/api/v2/domains', { domain: 'another.test' }],
+    ] as const) {
+      assert.deepEqual(await call(method, path, body), { status: 503, retryAfter: '5', body: UNAVAILABLE }, path);
+    }
+  }
+
+  await rm(filler);
+  const after = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'After', text: 'word after' });
+  assert.equal(after.code, 250, after.response);
+  const marked = await call('PATCH', `/api/v2/mail/${emailId}`, { isRead: true });
+  assert.equal(marked.status, 200, JSON.stringify(marked.body));
+  const found = await call('GET', '/api/v2/mail?search=word');
+  assert.deepEqual(
+    found.body.emails.map((email: { subject: string }) => email.subject),
+    ['After', 'Before'],
+  );
+  assert.deepEqual(server.loggedErrors(), []);
+});
