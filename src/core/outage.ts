@@ -9,8 +9,11 @@ const NETWORK_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
-/** A disk full or over its quota, under the blob store or SQLite: the same write succeeds once space is freed. */
-const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+/**
+ * A disk full or over its quota, under the blob store or SQLite, and a process or system out of file descriptors:
+ * the same request succeeds once space or descriptors are freed.
+ */
+const EXHAUSTION_CODES = new Set(['ENOSPC', 'EDQUOT', 'EMFILE', 'ENFILE']);
 /** node:sqlite's `errcode` for SQLITE_FULL, which SQLite answers when the disk had no room for a write. */
 const SQLITE_FULL = 13;
 
@@ -26,14 +29,14 @@ const POSTGRES_DRIVER_MESSAGES =
 
 /**
  * Whether `error` says that a store Mailroom depends on (PostgreSQL, the S3 blob store) cannot be reached now, or
- * that the disk under one (SQLite, the filesystem blob store) is full, as opposed to a bug: the request can succeed
- * once it is back, so the edges answer "try again" (HTTP 503, SMTP 4xx).
+ * that the disk under one (SQLite, the filesystem blob store) is full or the process out of file descriptors, as
+ * opposed to a bug: the request can succeed once it is back, so the edges answer "try again" (HTTP 503, SMTP 4xx).
  */
 export function isOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const { code, errcode, $fault } = error as { code?: unknown; errcode?: unknown; $fault?: unknown };
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_OUTAGE.test(code))) return true;
-  if ((typeof code === 'string' && DISK_FULL_CODES.has(code)) || errcode === SQLITE_FULL) return true;
+  if ((typeof code === 'string' && EXHAUSTION_CODES.has(code)) || errcode === SQLITE_FULL) return true;
   if (POSTGRES_DRIVER_MESSAGES.test(error.message)) return true;
   // The AWS SDK's verdict on an S3 answer: the server's fault (500, 503 Slow Down), or no answer in time.
   return $fault === 'server' || error.name === 'TimeoutError';
