@@ -93,7 +93,16 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       throw error;
     }
     if (blob.kind === 'file') return handle.createReadStream({ start, ...(end === undefined ? {} : { end }) });
-    if (!(await isLiveRecord(handle, blob.offset, blob.length))) {
+    let live: boolean;
+    try {
+      live = await isLiveRecord(handle, blob.offset, blob.length);
+    } catch (error) {
+      // Left open, the handle would be closed by the garbage collector, which Node reports as an uncaught error: the
+      // process would end.
+      await handle.close();
+      throw error;
+    }
+    if (!live) {
       await handle.close();
       throw new BlobNotFound(key);
     }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readdir, rm, stat, truncate } from 'node:fs/promises';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { mkdir, readdir, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type MailroomProcess, startMailroom } from '../delivery/processes.ts';
@@ -101,5 +102,43 @@ test('a segment file gone: its emails answer 404 "Email content not found"; a de
   );
   assert.equal(receiver.requests.length, sentBefore, 'nothing was sent without the message');
   await assertContentNotFound(emailId);
+  assert.equal(await server.stop('SIGTERM'), 0);
+});
+
+/** The descriptors the server process holds open on `path`. */
+function descriptorsOn(path: string): string[] {
+  const dir = `/proc/${server.child.pid}/fd`;
+  return readdirSync(dir).filter((fd) => {
+    try {
+      return readlinkSync(join(dir, fd)) === path;
+    } catch {
+      return false; // closed since the directory was read
+    }
+  });
+}
+
+test('a segment that cannot be read (a directory where its file was): reads of its mail answer 404 and leave no file open, where the handle left to the garbage collector ended the process', async () => {
+  // The test before stops the server it started (a SIGKILL finds this one stopped, or stops the one `before` started).
+  await server.stop('SIGKILL');
+  server = await startMailroom(installation.env, API_KEY);
+  const domains = await server.api.get('/api/v2/domains');
+  await routeAddress(server.api, 'store@damaged.test', domains.body.data[0].id, {});
+  const sent = await sendMail({ port: server.smtpPort, to: 'store@damaged.test', subject: 'Unreadable' });
+  assert.equal(sent.code, 250, sent.response);
+  const emailId = sent.queuedIds[0]!;
+  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
+  await server.stop('SIGKILL');
+  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
+  await rm(segment);
+  await mkdir(segment);
+
+  server = await startMailroom(installation.env, API_KEY);
+  for (let read = 0; read < 3; read++) {
+    assert.deepEqual(await get(`/api/v2/mail/${emailId}/raw`), {
+      status: 404,
+      body: JSON.stringify({ error: 'Email content not found' }),
+    });
+  }
+  assert.deepEqual(descriptorsOn(segment), []);
   assert.equal(await server.stop('SIGTERM'), 0);
 });
