@@ -1,4 +1,4 @@
-import { firstCharacters, type Logger, NotFound } from '../core/index.ts';
+import { firstCharacters, isOutage, type Logger, NotFound } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import type {
   DeliveryTarget,
@@ -15,6 +15,11 @@ import { type HttpSender, RESPONSE_BODY_CHARS } from './http-sender.ts';
 import type { AttemptRecord, AttemptResult, DeliveryJob, OutboxStore } from './outbox-store.ts';
 import { parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 import { buildWebhookRequest } from './webhook-request.ts';
+
+/** Stands for a stored message that could not be read, in place of its text. */
+const UNREADABLE = Symbol('unreadable');
+/** That attempt's error; the cause is logged, not shown (it names files of the server). */
+const UNREADABLE_ERROR = 'Email content could not be read';
 
 /** What an attempt ends in, as the metrics count it: the status of every AttemptResult is one of these. */
 export const ATTEMPT_OUTCOMES = ['success', 'retry', 'failed'] as const;
@@ -84,6 +89,28 @@ export class JobRunner {
     return recorded && result.status === 'retry' ? result.at : undefined;
   }
 
+  /**
+   * The raw message as the webhook body carries it: none past MAX_RAW_CARRIED_BYTES, ingest's copy for a fresh job,
+   * else read from the store. A lost message (NotFound) and a store out of reach throw (the job is abandoned, or tried
+   * again when its lease runs out); any other failure to read, which may last (a disk error, a file made unreadable),
+   * is logged and answered UNREADABLE.
+   */
+  private async rawText(
+    job: DeliveryJob,
+    email: StoredEmail,
+    handed: RunnableJob['raw'],
+  ): Promise<string | null | typeof UNREADABLE> {
+    if (email.rawSize > MAX_RAW_CARRIED_BYTES) return null;
+    if (handed) return Buffer.concat(handed).toString('utf8');
+    try {
+      return (await this.deps.readRaw(email.rawBlobKey)).toString('utf8');
+    } catch (error) {
+      if (error instanceof NotFound || isOutage(error)) throw error;
+      this.deps.logger.error({ err: error, deliveryId: job.id }, 'stored message unreadable');
+      return UNREADABLE;
+    }
+  }
+
   /** Whether the attempt being recorded leaves room for another under the target's `retryAttempts`. */
   private retryOrFail(
     job: DeliveryJob,
@@ -107,17 +134,28 @@ export class JobRunner {
   ): Promise<[AttemptRecord, AttemptResult]> {
     // A claimed job's email comes from the database, its HTML not sanitized yet and its raw message in the blob
     // store (ingest's copies went with fresh jobs).
-    const { htmlBody, rawSize } = email;
+    const { htmlBody } = email;
     const [cleanedHtml, raw] = await Promise.all([
       handed.sanitizedHtml ??
         (htmlBody !== null && carriesCleanedHtml(htmlBody) ? this.deps.cleaner.clean(htmlBody) : undefined),
-      rawSize > MAX_RAW_CARRIED_BYTES
-        ? null
-        : (handed.raw ? Promise.resolve(Buffer.concat(handed.raw)) : this.deps.readRaw(email.rawBlobKey)).then(
-            (bytes) => bytes.toString('utf8'),
-          ),
+      this.rawText(job, email, handed.raw),
     ]);
     const startedAt = this.deps.now();
+    if (raw === UNREADABLE) {
+      // Nothing is sent without the message; the attempt is recorded, so the delivery ends after its retries.
+      attempted();
+      const attempt: AttemptRecord = {
+        startedAt,
+        durationMs: 0,
+        success: false,
+        statusCode: null,
+        responseBody: null,
+        error: UNREADABLE_ERROR,
+        url: target.url,
+        recipients: null,
+      };
+      return [attempt, this.retryOrFail(job, target.retryAttempts, startedAt, 0)];
+    }
     const request = buildWebhookRequest({
       target,
       email,

@@ -142,3 +142,30 @@ test('a segment that cannot be read (a directory where its file was): reads of i
   assert.deepEqual(descriptorsOn(segment), []);
   assert.equal(await server.stop('SIGTERM'), 0);
 });
+
+test('a segment that cannot be read (a directory where its file was): each delivery attempt is recorded as "Email content could not be read" and the delivery fails after its retries, instead of being retried for ever unrecorded', async () => {
+  // The test before stops the server it started (a SIGKILL finds this one stopped, or stops the one `before` started).
+  await server.stop('SIGKILL');
+  server = await startMailroom(installation.env, API_KEY);
+  receiver.answer('hang', { status: 200, body: 'ok' });
+  const sent = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Unreadable' });
+  assert.equal(sent.code, 250, sent.response);
+  const emailId = sent.queuedIds[0]!;
+  await receiver.waitForRequests(receiver.requests.length + 1);
+  const sentBefore = receiver.requests.length;
+  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
+  await server.stop('SIGKILL');
+  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
+  await rm(segment);
+  await mkdir(segment);
+
+  server = await startMailroom(installation.env, API_KEY);
+  const delivery = await waitForDelivery(server.api, emailId);
+  const unreadable = 'Email content could not be read';
+  assert.deepEqual(
+    { status: delivery.status, lastError: delivery.lastError, attempts: delivery.attemptLog.map((a) => a.error) },
+    { status: 'failed', lastError: unreadable, attempts: [unreadable, unreadable, unreadable, unreadable] },
+  );
+  assert.equal(receiver.requests.length, sentBefore, 'nothing was sent without the message');
+  assert.equal(await server.stop('SIGTERM'), 0);
+});
