@@ -301,7 +301,13 @@ class Segment {
       // (a write, then an fdatasync).
       const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC);
       // The new file's entry is made durable once; after that each synchronous write makes its records durable.
-      await syncPath(this.dir);
+      try {
+        await syncPath(this.dir);
+      } catch (error) {
+        // Nothing will close a handle the segment never got: left to the garbage collector, the process would end.
+        await handle.close();
+        throw error;
+      }
       return handle;
     });
     this.handle.catch(() => {});

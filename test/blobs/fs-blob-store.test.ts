@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +29,59 @@ async function listed(store: BlobStore, prefix = 'raw/'): Promise<string[]> {
 
 async function files(dir: string): Promise<string[]> {
   return (await readdir(join(root, dir), { recursive: true })).sort();
+}
+
+/** prlimit (util-linux) changes a running process's limit of open files. */
+const hasPrlimit = (() => {
+  try {
+    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** This process's open descriptors, each with the path it links to; the listing's own is left out. */
+function openDescriptors(): Array<{ fd: number; path: string }> {
+  const dir = `/proc/${process.pid}/fd`;
+  return readdirSync(dir).flatMap((fd) => {
+    try {
+      const path = readlinkSync(join(dir, fd));
+      return path === dir ? [] : [{ fd: Number(fd), path }];
+    } catch {
+      return []; // closed since the directory was read
+    }
+  });
+}
+
+function lowestFreeDescriptor(): number {
+  const open = new Set(openDescriptors().map(({ fd }) => fd));
+  let fd = 0;
+  while (open.has(fd)) fd++;
+  return fd;
+}
+
+const openDescriptorsUnder = (dir: string) => openDescriptors().filter(({ path }) => path.startsWith(`${dir}/`));
+
+/**
+ * A way to restore this process's limit of open files once lowered: a process started beforehand, since starting one
+ * takes descriptors the lowered limit may not leave.
+ */
+async function lowerableDescriptorLimit() {
+  const soft = execFileSync('prlimit', [`--pid=${process.pid}`, '--nofile', '--output=SOFT', '--noheadings'])
+    .toString()
+    .trim();
+  const restorer = spawn('sh', ['-c', `read line; exec prlimit --pid=${process.pid} --nofile=${soft}:`], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  await once(restorer, 'spawn');
+  return {
+    async restore() {
+      restorer.stdin!.end('\n');
+      const [code] = await once(restorer, 'exit');
+      assert.equal(code, 0);
+    },
+  };
 }
 
 describe('filesystem blob store (segment files)', () => {
@@ -148,6 +204,26 @@ describe('filesystem blob store (segment files)', () => {
     const next = await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('next')]);
     assert.notEqual(next.key.split('/')[4], whole.key.split('/')[4]);
     assert.equal(await read(store, next.key), 'next');
+    await store.close();
+  });
+
+  test('a new segment whose directory entry cannot be made durable (no file descriptor left) is closed at once, not left open for the garbage collector, whose close would end the process', {
+    skip: !hasPrlimit && 'needs prlimit',
+  }, async () => {
+    const dir = join(root, 'descriptors');
+    const store = await openFsBlobStore(dir);
+    const { restore } = await lowerableDescriptorLimit();
+    // One descriptor is left: the parent directory's sync takes it and gives it back, the segment's file takes it,
+    // and the sync of the segment's directory finds none.
+    execFileSync('prlimit', [`--pid=${process.pid}`, `--nofile=${lowestFreeDescriptor() + 1}:`]);
+    try {
+      await assert.rejects(store.put('raw/2026/11/29/msg_a.eml', [Buffer.from('a')]), { code: 'EMFILE' });
+    } finally {
+      await restore();
+    }
+    assert.deepEqual(openDescriptorsUnder(dir), []);
+    const stored = await store.put('raw/2026/11/29/msg_b.eml', [Buffer.from('b')]);
+    assert.equal(await read(store, stored.key), 'b');
     await store.close();
   });
 
