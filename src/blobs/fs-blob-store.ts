@@ -61,12 +61,17 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
 
   function segmentFor(dir: string, bytes: number): Segment {
     if (active?.accepts(dir, bytes)) return active;
-    // Not awaited: the sealed segment finishes the writes already queued on its own, and the new one starts now.
-    active?.seal();
+    if (active) retire(active);
     const key = `${relative(root, dir).split(sep).join('/')}/${newId('seg')}${SEGMENT_SUFFIX}`;
     active = new Segment(key, dir, join(root, key), ensureDurableDir(dir));
     ownSegments.set(key, active);
     return active;
+  }
+
+  /** Seals (not awaited) the segment puts leave; one left with no record (its writes failed: a full disk) goes. */
+  function retire(segment: Segment) {
+    if (segment.liveRecordCount > 0) void segment.seal();
+    else removeSegment(segment.key, join(root, segment.key), segment).catch(() => {});
   }
 
   function locate(key: string): Located {
@@ -97,8 +102,7 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
     try {
       live = await isLiveRecord(handle, blob.offset, blob.length);
     } catch (error) {
-      // Left open, the handle would be closed by the garbage collector, which Node reports as an uncaught error: the
-      // process would end.
+      // Closed by the garbage collector instead, the handle would end the process (an uncaught error in Node).
       await handle.close();
       throw error;
     }
@@ -356,8 +360,7 @@ class Segment {
       const length = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
       try {
         const handle = await this.handle;
-        // A write cut short (the disk filled up during it) is followed by one of the rest, which either completes
-        // or fails with the reason (ENOSPC) that the edges answer by.
+        // A write cut short (a disk filling up) is followed by one of the rest, which completes or fails with ENOSPC.
         for (let done = 0; done < length; ) {
           const { bytesWritten } = await handle.writev(unwritten(buffers, done), this.written + done);
           if (bytesWritten === 0) throw new Error(`segment ${this.key}: wrote ${done} of ${length} bytes`);
@@ -380,11 +383,8 @@ function unwritten(buffers: Buffer[], skip: number): Buffer[] {
   if (skip === 0) return buffers;
   const rest: Buffer[] = [];
   for (const buffer of buffers) {
-    if (skip >= buffer.length) skip -= buffer.length;
-    else {
-      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
+    if (skip < buffer.length) rest.push(buffer.subarray(skip));
+    skip = Math.max(0, skip - buffer.length);
   }
   return rest;
 }

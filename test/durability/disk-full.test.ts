@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, statfs, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, test } from 'node:test';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
@@ -73,7 +73,7 @@ async function call(method: string, path: string, body?: unknown) {
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
 }
 
-test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged as an outage, not a bug; both recover once space is freed', {
+test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged as an outage, not a bug; both recover once space is freed, and the refused messages leave no file', {
   skip: !mounted && 'mounting a tmpfs needs root',
 }, async () => {
   const stored = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Before', text: 'word before' });
@@ -81,8 +81,16 @@ test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged a
   const emailId = stored.queuedIds[0]!;
   await fillDisk();
 
-  const refused = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Full', text: 'word '.repeat(20_000) });
-  assert.equal(refused.response, '451 4.3.0 Temporary failure, please try again later');
+  // A sender retrying: each try meets the full disk.
+  for (let retry = 0; retry < 3; retry++) {
+    const refused = await sendMail({
+      port: server.smtpPort,
+      to: ADDRESS,
+      subject: 'Full',
+      text: 'word '.repeat(20_000),
+    });
+    assert.equal(refused.response, '451 4.3.0 Temporary failure, please try again later');
+  }
   if (!TEST_DATABASE_URL) {
     // Writes to SQLite: one statement, and a transaction (a domain and its DNS records), whose COMMIT SQLite refuses.
     for (const [method, path, body] of [
@@ -102,6 +110,20 @@ test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged a
   assert.deepEqual(
     found.body.emails.map((email: { subject: string }) => email.subject),
     ['After', 'Before'],
+  );
+  // The refused tries left no segment file behind: the files are those of the two messages stored.
+  const segments = new Set<string>();
+  for (const id of [emailId, after.queuedIds[0]!]) {
+    const { objectKey } = (await call('GET', `/api/v2/mail/${id}`)).body.processing.s3Info;
+    segments.add(objectKey.slice(0, objectKey.lastIndexOf('/')));
+  }
+  const files = await readdir(join(dataDir, 'blobs'), { recursive: true, withFileTypes: true });
+  assert.deepEqual(
+    files
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(join(dataDir, 'blobs'), join(entry.parentPath, entry.name)))
+      .sort(),
+    [...segments].sort(),
   );
   assert.deepEqual(server.loggedErrors(), []);
 });
