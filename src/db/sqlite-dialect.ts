@@ -40,7 +40,7 @@ export function createSqliteDialect(database: DatabaseSync): SqliteDialect {
       prepare(sql: string) {
         // SQLite itself rolls a transaction back on some errors (a full disk, an I/O error): Kysely's ROLLBACK would
         // then fail, and its error would take the place of the one that says what went wrong.
-        if (sql === 'rollback' && !database.isTransaction) return NOTHING_TO_ROLL_BACK;
+        if (sql.length === 8 && /^rollback$/i.test(sql) && !database.isTransaction) return NOTHING_TO_ROLL_BACK;
         // Kysely opens transactions with a plain (deferred) BEGIN. With a second connection writing (ingest's writer
         // thread), a transaction that read first could not then write (SQLITE_BUSY, never retried); taking the write
         // lock at BEGIN makes it wait its turn instead.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -40,10 +40,13 @@ before(async () => {
   await createAddress(api, ADDRESS, domain.id);
 });
 after(async () => {
-  await server?.close();
-  await dns?.close();
-  if (mounted) execFileSync('umount', [dataDir]);
-  await rm(dataDir, { recursive: true, force: true });
+  try {
+    await server?.close();
+    await dns?.close();
+  } finally {
+    if (mounted) execFileSync('umount', [dataDir]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });
 
 /** Takes every free byte of DATA_DIR's filesystem; SQLite's WALs are emptied first, so its next write needs room. */
@@ -126,4 +129,53 @@ test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged a
     [...segments].sort(),
   );
   assert.deepEqual(server.loggedErrors(), []);
+});
+
+test('the disk under the search index full while mail still arrives (blobs on a disk of their own): a search answers 503, and finds the mail once space is freed', {
+  skip: (!mounted || TEST_DATABASE_URL !== undefined) && "mounting a tmpfs needs root; the search file is SQLite's",
+}, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-search-full-'));
+  const mounts: string[] = [];
+  let app: TestApp | undefined;
+  try {
+    for (const mount of [dir, join(dir, 'blobs')]) {
+      await mkdir(mount, { recursive: true });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mount]);
+      mounts.unshift(mount);
+    }
+    app = await startTestApp({ DATA_DIR: dir, DNS_SERVERS: dns.address });
+    const api = apiClient(app.baseUrl, app.apiKey);
+    await createAddress(api, 'inbox@search-full.test', (await createVerifiedDomain(api, dns, 'search-full.test')).id);
+    const search = new DatabaseSync(join(dir, 'mailroom-search.sqlite'));
+    search.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    search.close();
+    const { bavail, bsize } = await statfs(dir);
+    await writeFile(join(dir, 'filler'), Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOSPC') throw error;
+    });
+    // The main database's WAL still has room for the rows; the search file has none to index them.
+    const sent = await sendMail({ port: app.smtpPort, to: 'inbox@search-full.test', text: 'word' });
+    assert.equal(sent.code, 250, sent.response);
+    const searched = await fetch(`${app.baseUrl}/api/v2/mail?search=word`, {
+      headers: { authorization: `Bearer ${app.apiKey}` },
+    });
+    assert.deepEqual(
+      { status: searched.status, retryAfter: searched.headers.get('retry-after'), body: await searched.json() },
+      { status: 503, retryAfter: '5', body: UNAVAILABLE },
+    );
+    await rm(join(dir, 'filler'));
+    const found = await api.get('/api/v2/mail?search=word');
+    assert.deepEqual(
+      found.body.emails.map((email: { id: string }) => email.id),
+      sent.queuedIds,
+    );
+    assert.deepEqual(app.loggedErrors(), []);
+  } finally {
+    try {
+      await app?.close();
+    } finally {
+      for (const mount of mounts) execFileSync('umount', [mount]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
 });
