@@ -1,4 +1,5 @@
-import type { Flag } from './schema.ts';
+/** A boolean column: both databases store 0 or 1. */
+export type Flag = 0 | 1;
 
 export function toFlag(value: boolean): Flag {
   return value ? 1 : 0;
