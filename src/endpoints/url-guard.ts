@@ -101,7 +101,7 @@ export function isPrivateAddress(ip: string): boolean {
 
 /**
  * How long the machine's own addresses are kept before they are read again: interfaces come and go rarely, and
- * reading them costs some 50 µs, on every address a delivery connects to.
+ * reading them is a system call's work on every address a delivery connects to.
  */
 const OWN_ADDRESSES_MS = 5_000;
 let own: { readAt: number; addresses: BlockList } | undefined;

@@ -3,9 +3,8 @@ import { MailParser } from 'mailparser';
 
 /**
  * The header bytes all the parts of a message below its top level may have together: as much as MailParser allows
- * any one part (the top-level header has that limit of its own). Parsing a header costs up to some 2 µs a byte
- * (thousands of RFC 2231 parameters, say), and a message may have 1,000 parts: without a bound of the whole, 30 parts
- * of 900 KB headers took 25 seconds and 1.2 GB to parse.
+ * any one part (the top-level header has that limit of its own). A header's parse costs time and memory by the
+ * byte, and a message may have 1,000 parts, so without a bound of the whole one message could hold its thread for long.
  */
 const MAX_PART_HEADER_BYTES = 1024 * 1024;
 
@@ -54,9 +53,9 @@ const processChunk = (MailParser.prototype as unknown as { processChunk(data: Sp
 
 /**
  * A MailParser that gives up, with an error, on a message whose parts' headers pass MAX_PART_HEADER_BYTES together,
- * and that stops decoding text (or HTML) once it holds MAX_BODY_CHARS of it, which is all a body keeps. MailParser
- * holds a body whole and then rewrites its line ends, which took 15 seconds and 1.2 GB for 30 MB of short lines. Ingest
- * and attachment extraction both parse with it, so that both stop at the same part.
+ * and that stops decoding text (or HTML) once it holds MAX_BODY_CHARS of it, which is all a body keeps: MailParser
+ * holds a body whole and then rewrites its line ends, slowly for many short lines. Ingest and attachment extraction
+ * both parse with it, so that both stop at the same part.
  */
 export class BoundedMailParser extends MailParser {
   #headerBytes = 0;

@@ -137,7 +137,7 @@ export interface AttachmentWithContent {
 /**
  * Every attachment of a stored message with its decoded bytes, for a forward that carries them along: the list ingest
  * made, read as extractAttachment reads it, with the same parser and options (the bodies are not turned into text or
- * HTML, which took minutes on hostile HTML, on the event loop). Unlike extractAttachment this holds them all. Of a
+ * HTML, which hostile HTML makes slow, on the event loop). Unlike extractAttachment this holds them all. Of a
  * message MailParser gave up on, the attachments read before are given, as the API serves them.
  */
 export function attachmentsWithContent(stored: Buffer): Promise<AttachmentWithContent[]> {

@@ -40,8 +40,8 @@ function linearRegExp(source: string): RegExp {
 export const EXAMINED_CHARS = 16_384;
 
 /**
- * Regex work one message's rules may do, in characters searched times the pattern's length: the linear-time engine
- * costs about that, some 60 ms at most for the longest pattern over a whole window, which is the budget.
+ * Regex work one message's rules may do, in characters searched times the pattern's length, which is what the
+ * linear-time engine's time follows: the longest pattern over one whole window (see docs/internals.md, Rules).
  */
 const REGEX_WORK_PER_MESSAGE = EXAMINED_CHARS * MAX_PATTERN_LENGTH;
 

@@ -3,10 +3,9 @@ import { onPostgres } from '../dialect.ts';
 
 /**
  * PostgreSQL: the search index again, over the emails with attachments only, for `word has:attachment`. With the
- * full index the planner ANDs a word's GIN list with the attachment index, both read whole (55 ms for `shipping`
- * at a million emails, a word in 3% of them); this one holds a tenth of the emails, so the word's list in it is a
- * tenth as long (5 ms). SQLite's FTS5 plans start from the word's matches and look each email up, which needs
- * nothing new.
+ * full index the planner ANDs a word's GIN list with the attachment index, both read whole; this one holds only the
+ * emails with attachments, so the word's list in it is that much shorter. SQLite's FTS5 plans start from the word's
+ * matches and look each email up, which needs nothing new.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!onPostgres(db)) return;

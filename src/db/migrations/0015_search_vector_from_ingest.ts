@@ -4,8 +4,8 @@ import { onPostgres } from '../dialect.ts';
 /**
  * PostgreSQL: `emails.search_vector` stops being a generated column. Ingest writes it with the row, built with the
  * search word rule itself (see postgresSearchVectors): computed by the database, its regular expression and text
- * parser were most of what storing an email cost there (1.3 ms of 1.4 for a 10 KB body). The vectors already stored
- * stay as they are.
+ * parser were most of what storing an email cost there (see docs/internals.md, Reading mail). The vectors already
+ * stored stay as they are.
  *
  * A row inserted without one (by hand, by a process of an earlier version while a newer one has migrated) still
  * gets its vector, from migration 0005's expression, and so does a row whose indexed fields are changed by an
