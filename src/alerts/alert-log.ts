@@ -88,7 +88,7 @@ async function announce(
   alert: Alert,
   now: string,
 ): Promise<void> {
-  await appendEvents(trx, [{ accountId, type, data: { alert } }]);
+  await appendEvents(trx, [{ accountId, type, data: { alert } }], now);
   const settings = await trx
     .selectFrom('alert_settings')
     .select('endpoint_url')

@@ -20,12 +20,12 @@ import type { DeliveryFailureObserver, DeliveryJob, FinishedAttempt } from './ou
  * nothing, when its delivery is gone (its email was erased while the attempt was made).
  */
 export async function recordAttemptAtOnce(db: Db, finished: FinishedAttempt): Promise<boolean> {
-  const { job, attempt, event } = attemptWrites(finished);
+  const { job, attempt, event, endedAt } = attemptWrites(finished);
   try {
     await attemptAtOnce(db, {
       ...job,
       ...prefixed(attempt, 'attempt.'),
-      ...prefixed(eventRow(event, new Date().toISOString()), 'event.'),
+      ...prefixed(eventRow(event, endedAt), 'event.'),
     });
     return true;
   } catch (error) {
@@ -59,6 +59,8 @@ interface AttemptWrites {
   job: JobOutcome;
   attempt: Required<Insertable<DeliveryAttemptsTable>>;
   event: NewEvent;
+  /** When the attempt ended, by the worker's clock: the job's update time and the event's. */
+  endedAt: string;
 }
 
 function attemptWrites({ job, owner, attempt, result }: FinishedAttempt): AttemptWrites {
@@ -111,6 +113,7 @@ function attemptWrites({ job, owner, attempt, result }: FinishedAttempt): Attemp
       error: attempt.error,
       nextAttemptAt,
     }),
+    endedAt: now,
   };
 }
 
@@ -192,7 +195,7 @@ export async function recordAttempt(
   const [updated] = await finishJob(trx, writes.job);
   if (!updated && !(await deliveryKept(trx, writes.job.id))) return { recorded: false };
   await insertRow(trx, 'delivery_attempts', writes.attempt);
-  await appendEvents(trx, [writes.event]);
+  await appendEvents(trx, [writes.event], writes.endedAt);
   const { job, result, attempt, targetName } = finished;
   if (!updated || result.status !== 'failed' || !failures) return { recorded: true, toldFailure: false };
   await failures.failed(trx, {

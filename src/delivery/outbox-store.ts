@@ -247,9 +247,11 @@ export class OutboxStore {
           .where('lease_owner', '=', owner)
           .executeTakeFirst();
         if (Number(ended.numUpdatedRows) === 0) return;
-        await appendEvents(trx, [
-          deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null }),
-        ]);
+        await appendEvents(
+          trx,
+          [deliveryEvent(job, { attempt: null, success: false, statusCode: null, error: reason, nextAttemptAt: null })],
+          now.toISOString(),
+        );
       }),
     );
     this.eventsAppended();

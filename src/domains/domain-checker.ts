@@ -109,7 +109,7 @@ export class DomainChecker {
           .where('id', '=', record.id)
           .execute();
       }
-      if (status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)]);
+      if (status !== row.status) await appendEvents(trx, [domainStatusChanged(row, status)], now);
       return domain;
     });
     if (!updated) return undefined;
@@ -130,15 +130,16 @@ export class DomainChecker {
 
   /** Marks a pending domain `failed`, unless it is no longer pending (another process got there first). */
   async giveUp(row: DomainsTable): Promise<void> {
+    const now = isoNow(this.clock);
     const gaveUp = await this.db.transaction().execute(async (trx) => {
       const updated = await trx
         .updateTable('domains')
-        .set({ status: 'failed', updated_at: isoNow(this.clock) })
+        .set({ status: 'failed', updated_at: now })
         .where('id', '=', row.id)
         .where('status', '=', 'pending')
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) return false;
-      await appendEvents(trx, [domainStatusChanged(row, 'failed')]);
+      await appendEvents(trx, [domainStatusChanged(row, 'failed')], now);
       return true;
     });
     if (gaveUp) this.statusChanged(row, 'pending', 'failed');

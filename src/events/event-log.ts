@@ -43,12 +43,15 @@ const EVENT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const EVENT_PAGE_SIZE = 500;
 
 /**
- * Appends events inside the caller's transaction, so they exist exactly when what they report was committed. On
- * PostgreSQL the table's trigger NOTIFYs listening processes at commit; in this process the caller tells the event
- * hub after its commit (EventHub.notify).
+ * Appends events inside the caller's transaction, so they exist exactly when what they report was committed, stamped
+ * `createdAt` by the caller's clock. On PostgreSQL the table's trigger NOTIFYs listening processes at commit; in this
+ * process the caller tells the event hub after its commit (EventHub.notify).
  */
-export async function appendEvents(trx: Transaction<Database>, events: readonly NewEvent[]): Promise<void> {
-  const createdAt = new Date().toISOString();
+export async function appendEvents(
+  trx: Transaction<Database>,
+  events: readonly NewEvent[],
+  createdAt: string,
+): Promise<void> {
   await insertRows(
     trx,
     'events',

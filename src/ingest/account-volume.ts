@@ -1,4 +1,4 @@
-import { type Clock, FixedWindowRateLimiter, type Logger, type RateLimitAnswer } from '../core/index.ts';
+import { type Clock, FixedWindowRateLimiter, isoNow, type Logger, type RateLimitAnswer } from '../core/index.ts';
 import type { Db } from '../db/index.ts';
 import { appendEvents } from '../events/index.ts';
 import type { WrittenEmail } from './email-writer.ts';
@@ -37,7 +37,9 @@ export class AccountVolumeWatch {
     for (const email of emails) perAccount.set(email.accountId, (perAccount.get(email.accountId) ?? 0) + 1);
     for (const [accountId, received] of perAccount) {
       const answer = this.limiter.hit(accountId, received);
-      if (answer.crossed) this.flagging = this.flagging.then(() => this.flag(accountId, answer));
+      if (!answer.crossed) continue;
+      const crossedAt = isoNow(this.deps.clock);
+      this.flagging = this.flagging.then(() => this.flag(accountId, answer, crossedAt));
     }
   }
 
@@ -46,7 +48,7 @@ export class AccountVolumeWatch {
     return this.flagging;
   }
 
-  private async flag(accountId: string, answer: RateLimitAnswer): Promise<void> {
+  private async flag(accountId: string, answer: RateLimitAnswer, crossedAt: string): Promise<void> {
     const data = {
       limitPerHour: this.deps.limitPerHour,
       received: answer.count,
@@ -57,7 +59,7 @@ export class AccountVolumeWatch {
     try {
       await this.deps.db
         .transaction()
-        .execute((trx) => appendEvents(trx, [{ accountId, type: 'account.mail_limit_exceeded', data }]));
+        .execute((trx) => appendEvents(trx, [{ accountId, type: 'account.mail_limit_exceeded', data }], crossedAt));
       this.deps.eventsAppended();
     } catch (error) {
       this.deps.logger.warn({ err: error, accountId }, 'account.mail_limit_exceeded event not written');
