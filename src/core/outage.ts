@@ -31,9 +31,11 @@ const POSTGRES_DRIVER_MESSAGES =
  * Whether `error` says that a store Mailroom depends on (PostgreSQL, the S3 blob store) cannot be reached now, or
  * that the disk under one (SQLite, the filesystem blob store) is full or the process out of file descriptors, as
  * opposed to a bug: the request can succeed once it is back, so the edges answer "try again" (HTTP 503, SMTP 4xx).
+ * An error caused by an outage (a COMMIT whose outcome is unknown because the disk was full) is one too.
  */
-export function isOutage(error: unknown): boolean {
+export function isOutage(error: unknown, causesLeft = 3): boolean {
   if (!(error instanceof Error)) return false;
+  if (causesLeft > 0 && isOutage(error.cause, causesLeft - 1)) return true;
   const { code, errcode, $fault } = error as { code?: unknown; errcode?: unknown; $fault?: unknown };
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_OUTAGE.test(code))) return true;
   if ((typeof code === 'string' && EXHAUSTION_CODES.has(code)) || errcode === SQLITE_FULL) return true;

@@ -12,8 +12,43 @@ interface PoolWorker<Reply> {
 }
 
 type Envelope<T> = { id: number } & T;
-/** A handler's error crosses the thread as its message and its name, so the caller can still tell kinds apart. */
-type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: { message: string; name: string } };
+/**
+ * A handler's error as it crosses the thread: its message, its name and its system or driver codes, with its cause's,
+ * so the caller can still tell kinds apart (a bug from an outage, see isOutage).
+ */
+interface CrossingError {
+  message: string;
+  name: string;
+  code?: string;
+  errcode?: number;
+  cause?: CrossingError;
+}
+type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: CrossingError };
+
+/** How deep a chain of causes crosses; deeper ones are left out. */
+const MAX_CAUSES = 3;
+
+function toCrossing(error: unknown, depth = 0): CrossingError {
+  const { message, name, code, errcode, cause } = (
+    error instanceof Error ? error : new Error(String(error))
+  ) as Error & {
+    code?: unknown;
+    errcode?: unknown;
+  };
+  return {
+    message,
+    name,
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(typeof errcode === 'number' ? { errcode } : {}),
+    ...(cause instanceof Error && depth < MAX_CAUSES ? { cause: toCrossing(cause, depth + 1) } : {}),
+  };
+}
+
+function fromCrossing({ message, name, code, errcode, cause }: CrossingError): Error {
+  const error = new Error(message, cause ? { cause: fromCrossing(cause) } : undefined);
+  error.name = name;
+  return Object.assign(error, code === undefined ? {} : { code }, errcode === undefined ? {} : { errcode });
+}
 
 /**
  * The worker died (or could not start) while the request was in its hands. Unlike a handler's error, this says
@@ -112,11 +147,8 @@ export class WorkerPool<Request, Reply> {
       const pending = entry.pending.get(message.id);
       if (!pending) return;
       entry.pending.delete(message.id);
-      if (message.error !== undefined) {
-        const error = new Error(message.error.message);
-        error.name = message.error.name;
-        pending.reject(error);
-      } else pending.resolve(message.reply!);
+      if (message.error !== undefined) pending.reject(fromCrossing(message.error));
+      else pending.resolve(message.reply!);
       this.settled();
     });
     let failed = false;
@@ -142,8 +174,8 @@ export class WorkerPool<Request, Reply> {
 }
 
 /**
- * The worker side of a `WorkerPool`: answers each request with `handle`'s result (or its error's message). On the
- * pool's close, runs `onClose` and stops listening, which lets the thread exit.
+ * The worker side of a `WorkerPool`: answers each request with `handle`'s result (or its error, see CrossingError).
+ * On the pool's close, runs `onClose` and stops listening, which lets the thread exit.
  */
 export function serveRequests<Request, Reply>(
   handle: (request: Request) => Promise<Reply>,
@@ -160,8 +192,7 @@ export function serveRequests<Request, Reply>(
     try {
       port.postMessage({ id, reply: await handle(request as Request) } satisfies ReplyEnvelope<Reply>);
     } catch (error) {
-      const { message, name } = error instanceof Error ? error : new Error(String(error));
-      port.postMessage({ id, error: { message, name } } satisfies ReplyEnvelope<Reply>);
+      port.postMessage({ id, error: toCrossing(error) } satisfies ReplyEnvelope<Reply>);
     }
   });
 }

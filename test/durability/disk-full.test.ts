@@ -131,10 +131,16 @@ test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged a
   assert.deepEqual(server.loggedErrors(), []);
 });
 
-test('the disk under the search index full while mail still arrives (blobs on a disk of their own): a search answers 503, and finds the mail once space is freed', {
-  skip: (!mounted || TEST_DATABASE_URL !== undefined) && "mounting a tmpfs needs root; the search file is SQLite's",
-}, async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'mailroom-search-full-'));
+/**
+ * Runs `work` on an app whose DATA_DIR and blob directory are two filesystems of 16 MiB each, with DATA_DIR's filled
+ * once the WAL files of `full` are emptied (so their next write needs room) while the blobs keep theirs.
+ */
+async function withDataDirFull(
+  domain: string,
+  full: readonly string[],
+  work: (app: TestApp, filler: string) => Promise<void>,
+) {
+  const dir = await mkdtemp(join(tmpdir(), 'mailroom-data-full-'));
   const mounts: string[] = [];
   let app: TestApp | undefined;
   try {
@@ -145,14 +151,53 @@ test('the disk under the search index full while mail still arrives (blobs on a 
     }
     app = await startTestApp({ DATA_DIR: dir, DNS_SERVERS: dns.address });
     const api = apiClient(app.baseUrl, app.apiKey);
-    await createAddress(api, 'inbox@search-full.test', (await createVerifiedDomain(api, dns, 'search-full.test')).id);
-    const search = new DatabaseSync(join(dir, 'mailroom-search.sqlite'));
-    search.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    search.close();
+    await createAddress(api, `inbox@${domain}`, (await createVerifiedDomain(api, dns, domain)).id);
+    for (const file of full) {
+      const database = new DatabaseSync(join(dir, file));
+      database.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      database.close();
+    }
+    const filler = join(dir, 'filler');
     const { bavail, bsize } = await statfs(dir);
-    await writeFile(join(dir, 'filler'), Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
+    await writeFile(filler, Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOSPC') throw error;
     });
+    await work(app, filler);
+  } finally {
+    try {
+      await app?.close();
+    } finally {
+      for (const mount of mounts) execFileSync('umount', [mount]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+const ONLY_SQLITE =
+  (!mounted || TEST_DATABASE_URL !== undefined) && "mounting a tmpfs needs root; the file is SQLite's";
+
+test("the database's disk full when ingest commits (blobs on a disk of their own): SMTP answers 451, logged as an outage, and stores the mail once space is freed", {
+  skip: ONLY_SQLITE,
+}, async () => {
+  await withDataDirFull('db-full.test', ['mailroom.sqlite', 'mailroom-search.sqlite'], async (app, filler) => {
+    const refused = await sendMail({ port: app.smtpPort, to: 'inbox@db-full.test', text: 'word '.repeat(20_000) });
+    assert.equal(refused.response, '451 4.3.0 Temporary failure, please try again later');
+    await rm(filler);
+    const sent = await sendMail({ port: app.smtpPort, to: 'inbox@db-full.test', text: 'word' });
+    assert.equal(sent.code, 250, sent.response);
+    const found = await apiClient(app.baseUrl, app.apiKey).get('/api/v2/mail');
+    assert.deepEqual(
+      found.body.emails.map((email: { id: string }) => email.id),
+      sent.queuedIds,
+    );
+    assert.deepEqual(app.loggedErrors(), []);
+  });
+});
+
+test('the disk under the search index full while mail still arrives (blobs on a disk of their own): a search answers 503, and finds the mail once space is freed', {
+  skip: ONLY_SQLITE,
+}, async () => {
+  await withDataDirFull('search-full.test', ['mailroom-search.sqlite'], async (app, filler) => {
     // The main database's WAL still has room for the rows; the search file has none to index them.
     const sent = await sendMail({ port: app.smtpPort, to: 'inbox@search-full.test', text: 'word' });
     assert.equal(sent.code, 250, sent.response);
@@ -163,19 +208,12 @@ test('the disk under the search index full while mail still arrives (blobs on a 
       { status: searched.status, retryAfter: searched.headers.get('retry-after'), body: await searched.json() },
       { status: 503, retryAfter: '5', body: UNAVAILABLE },
     );
-    await rm(join(dir, 'filler'));
-    const found = await api.get('/api/v2/mail?search=word');
+    await rm(filler);
+    const found = await apiClient(app.baseUrl, app.apiKey).get('/api/v2/mail?search=word');
     assert.deepEqual(
       found.body.emails.map((email: { id: string }) => email.id),
       sent.queuedIds,
     );
     assert.deepEqual(app.loggedErrors(), []);
-  } finally {
-    try {
-      await app?.close();
-    } finally {
-      for (const mount of mounts) execFileSync('umount', [mount]);
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
+  });
 });
