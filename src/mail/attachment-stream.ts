@@ -15,7 +15,9 @@ export function endAfter(source: Readable, size: number): Readable {
   };
   if (remaining === 0) finish();
   source.on('data', (chunk: Buffer) => {
-    if (remaining <= 0) return;
+    // A reader gone (a client that hung up) is not written to: the write would fail and pause the source for good,
+    // leaving the raw message's file open until the garbage collector finds it, which ends the process.
+    if (remaining <= 0 || out.destroyed) return;
     const part = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
     remaining -= part.length;
     const flowing = out.write(part);
