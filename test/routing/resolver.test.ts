@@ -47,12 +47,15 @@ before(async () => {
   await endpoint('paused', 'webhook', { url: 'http://127.0.0.1:9/paused' });
   const legacy = await api.post('/api/v2/webhooks', { name: 'legacy', url: 'http://127.0.0.1:9/legacy' });
   ids.legacy = legacy.body.id;
+  const legacyOff = await api.post('/api/v2/webhooks', { name: 'legacy off', url: 'http://127.0.0.1:9/legacy-off' });
+  ids.legacyOff = legacyOff.body.id;
 
   await address('info@route.test', routed.id, { endpointId: ids.hook });
   await address('sales@route.test', routed.id, { endpointId: ids.forward });
   await address('store@route.test', routed.id);
   await address('legacy@route.test', routed.id, { webhookId: ids.legacy });
   await address('paused@route.test', routed.id, { endpointId: ids.paused });
+  await address('legacy-off@route.test', routed.id, { webhookId: ids.legacyOff });
   await address('off@route.test', routed.id, { endpointId: ids.hook, isActive: false });
   await address('tagged+news@route.test', routed.id, { endpointId: ids.forward });
   await address('hello@mail.route.test', subdomain.body.id, { endpointId: ids.hook });
@@ -61,6 +64,7 @@ before(async () => {
   await address('dmarc@dmarc-routed.test', dmarcRouted.id, { endpointId: ids.hook });
 
   assert.equal((await api.put(`/api/v2/endpoints/${ids.paused}`, { isActive: false })).status, 200);
+  assert.equal((await api.put(`/api/v2/webhooks/${ids.legacyOff}`, { isActive: false })).status, 200);
   const enabled = await api.put(`/api/v2/domains/${catchAll.id}`, {
     isCatchAllEnabled: true,
     catchAllEndpointId: ids.hook,
@@ -149,6 +153,11 @@ const table: Array<[string, string, Expected]> = [
     'an inactive endpoint receives nothing: stored only',
     'paused@route.test',
     accept('paused@route.test', 'domain', 'paused@route.test', 'address', none),
+  ],
+  [
+    'an inactive legacy webhook receives nothing: stored only',
+    'legacy-off@route.test',
+    accept('legacy-off@route.test', 'domain', 'legacy-off@route.test', 'address', none),
   ],
   [
     '+tag falls back to the address without it',
