@@ -121,6 +121,27 @@ describe('mail to subdomains of a root that includes them', () => {
     );
   });
 
+  test('a root whose catch-all is switched off, its endpoint kept, stores subdomain mail only', async () => {
+    const kept = await createVerifiedDomain(api, dns, 'kept.test');
+    const on = await api.put(`/api/v2/domains/${kept.id}`, {
+      isCatchAllEnabled: true,
+      catchAllEndpointId: catchAll.id,
+      includeSubdomains: true,
+    });
+    assert.equal(on.status, 200, JSON.stringify(on.body));
+    const off = await api.put(`/api/v2/domains/${kept.id}`, { isCatchAllEnabled: false });
+    assert.deepEqual([off.body.isCatchAllEnabled, off.body.catchAllEndpointId], [false, catchAll.id]);
+    assert.deepEqual(await server.app.router.resolve('x@sub.kept.test'), {
+      accepted: true,
+      recipient: 'x@sub.kept.test',
+      accountId,
+      domainId: kept.id,
+      addressId: null,
+      matchedBy: 'subdomain',
+      target: { kind: 'none' },
+    });
+  });
+
   test('mail to a subdomain of a verified root that does not include them is refused as relaying: 550 5.7.1', async () => {
     const plain = await createVerifiedDomain(api, dns, 'plain.test');
     await api.put(`/api/v2/domains/${plain.id}`, { isCatchAllEnabled: true, catchAllEndpointId: catchAll.id });
