@@ -5,13 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createHttpSender } from '../../src/delivery/http-sender.ts';
-import {
-  buildEmailReceivedPayload,
-  MAX_PAYLOAD_BYTES,
-  type PayloadEmail,
-  RETRY_SCHEDULE_SECONDS,
-} from '../../src/delivery/index.ts';
-import { createRetryPolicy, parseRetryAfter } from '../../src/delivery/retry-policy.ts';
+import { buildEmailReceivedPayload, MAX_PAYLOAD_BYTES, type PayloadEmail } from '../../src/delivery/index.ts';
 import { buildWebhookRequest } from '../../src/delivery/webhook-request.ts';
 import { createDnsLookup } from '../../src/dns/index.ts';
 import type { WebhookTarget } from '../../src/endpoints/index.ts';
@@ -471,23 +465,6 @@ describe('email.received body', () => {
       'parsedData.htmlBody',
       'parsedData.textBody',
     ]);
-  });
-});
-
-describe('retry schedule', () => {
-  test('documented schedule, +-20% jitter, scaled by DELIVERY_RETRY_SCALE; Retry-After is taken as given', () => {
-    assert.deepEqual(RETRY_SCHEDULE_SECONDS.slice(0, 5), [5, 300, 1800, 7200, 18000]);
-    const low = createRetryPolicy(1, () => 0);
-    const high = createRetryPolicy(1, () => 1);
-    assert.equal(low.delayAfter(1), 4000);
-    assert.equal(high.delayAfter(1), 6000);
-    assert.equal(low.delayAfter(2), 240_000);
-    assert.equal(createRetryPolicy(0.001, () => 0.5).delayAfter(3), 1800);
-    assert.equal(createRetryPolicy(0.001, () => 0.5).delayAfter(99), 86_400);
-    assert.equal(createRetryPolicy(0.001).delayAfter(1, 2000), 2000);
-    assert.equal(parseRetryAfter('7', timestamp), 7000);
-    assert.equal(parseRetryAfter(new Date(timestamp.getTime() + 3000).toUTCString(), timestamp)! <= 3000, true);
-    assert.equal(parseRetryAfter('soon', timestamp), undefined);
   });
 });
 
