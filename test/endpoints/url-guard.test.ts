@@ -88,10 +88,16 @@ describe('isPrivateAddress', () => {
     // Teredo's IPv4 addresses are obfuscated.
     ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
     ['2606:4700:4700::1111', false],
-    // Special-purpose blocks IANA marks not globally reachable: documentation, discard, benchmarking, ORCHID, SRv6.
+    // Special-purpose blocks IANA marks not globally reachable: documentation, protocol assignments (192.0.0.0/24),
+    // discard, benchmarking (198.18.0.0/15), ORCHID, SRv6.
     ['192.0.2.1', true],
     ['198.51.100.7', true],
     ['203.0.113.9', true],
+    ['192.0.0.170', true],
+    ['192.0.1.1', false],
+    ['198.18.0.1', true],
+    ['198.19.255.254', true],
+    ['198.20.0.1', false],
     ['2001:db8::1', true],
     ['3fff::1', true],
     ['100::1', true],
@@ -146,6 +152,10 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE=false', () => {
     ['http://192.168.0.10/hook', '192.168.0.10'],
     ['http://169.254.169.254/latest/meta-data', '169.254.169.254'],
     ['http://metadata.google.internal/computeMetadata/v1/', 'metadata.google.internal'],
+    ['http://Metadata.Google.Internal./computeMetadata/v1/', 'metadata.google.internal'],
+    ['http://metadata/computeMetadata/v1/', 'metadata'],
+    ['http://instance-data/latest/meta-data', 'instance-data'],
+    ['http://instance-data.ec2.internal./latest/meta-data', 'instance-data.ec2.internal'],
     ['http://168.63.129.16/machine?comp=goalstate', '168.63.129.16'],
     ['http://[::1]/hook', '::1'],
     ['http://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1'],
