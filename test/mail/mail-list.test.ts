@@ -23,7 +23,8 @@ before(async () => {
     raw: rawMessage(
       {
         From: 'Alice Example <alice@sender.test>',
-        To: 'inbox@alpha.test',
+        To: 'inbox@alpha.test, Dan Example <dan@to.test>',
+        Bcc: 'erin@bcc.test',
         Subject: 'Quarterly invoice',
         'Message-ID': '<invoice-1@sender.test>',
         Date: 'Mon, 02 Mar 2026 10:00:00 +0000',
@@ -173,9 +174,11 @@ describe('GET /api/v2/mail', () => {
     assert.equal(unknown.body.pagination.total, 0);
   });
 
-  test('emailAddress matches From, To and Cc exactly, case-insensitively', async () => {
+  test('emailAddress matches From, To, Cc and Bcc exactly, case-insensitively', async () => {
     const cases: Array<[string, string[]]> = [
       ['carol@cc.test', [ids.sales]],
+      ['Dan@To.test', [ids.invoice]],
+      ['erin@bcc.test', [ids.invoice]],
       ['ALICE@sender.test', [ids.invoice]],
       ['bob@sender.test', [ids.sales, ids.htmlOnly]],
       ['inbox@alpha.test', [ids.long, ids.htmlOnly, ids.invoice]],
