@@ -144,10 +144,14 @@ describe('GET /api/v2/mail', () => {
   }
 
   test('400 when limit is not a number or a filter value is not allowed', async () => {
-    for (const query of ['limit=ten', 'status=bogus', 'timeRange=1y', 'includeArchived=maybe']) {
+    for (const [query, error] of [
+      ['limit=ten', 'Invalid request: querystring/limit must be integer'],
+      ['status=bogus', 'Invalid request: querystring/status must be equal to constant'],
+      ['timeRange=1y', 'Invalid request: querystring/timeRange must be equal to constant'],
+      ['includeArchived=maybe', 'Invalid request: querystring/includeArchived must be boolean'],
+    ]) {
       const response = await api.get(`/api/v2/mail?${query}`);
-      assert.equal(response.status, 400, query);
-      assert.equal(typeof response.body.error, 'string');
+      assert.deepEqual([response.status, response.body], [400, { error }], query);
     }
   });
 

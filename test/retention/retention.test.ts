@@ -60,11 +60,19 @@ test('PUT /api/v2/retention and the domain and address routes set periods and ho
 });
 
 test('retention routes: 400 for a period that is not 1 to 36500 days, 404 for another account or unknown id', async () => {
-  for (const retentionDays of [0, -1, 1.5, 36_501, 'ten']) {
+  const outOfRange = 'retentionDays must be a whole number of days from 1 to 36500, or null';
+  const notInteger = 'Invalid request: body/retentionDays must be integer,null';
+  for (const [retentionDays, error] of [
+    [0, outOfRange],
+    [-1, outOfRange],
+    [36_501, outOfRange],
+    [1.5, notInteger],
+    ['ten', notInteger],
+  ] as const) {
     const answer = await world.api.put('/api/v2/retention', { retentionDays });
-    assert.equal(answer.status, 400, `${retentionDays}: ${JSON.stringify(answer.body)}`);
-    assert.equal(typeof answer.body.error, 'string');
+    assert.deepEqual([answer.status, answer.body], [400, { error }], String(retentionDays));
   }
+  assert.deepEqual((await world.api.get('/api/v2/retention')).body, { retentionDays: 30 }, 'unchanged');
   const other = await world.server.newAccountKey('other-retention');
   const outsider = apiClient(world.server.baseUrl, other);
   const domain = await outsider.put(`/api/v2/domains/${ids['a.test']}/retention`, { retentionDays: 1 });
