@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { sendMail } from '../helpers/smtp.ts';
 
 let dns: DnsServer;
 let server: TestApp;
@@ -124,6 +125,21 @@ describe("account B and account A's resources", () => {
     assert.deepEqual(await server.app.router.resolve('y@account-b.test').then((d) => d.accepted && d.target), {
       kind: 'none',
     });
+  });
+
+  test("B cannot mark A's mail read or archived through POST /api/v2/mail/bulk, nor see its state", async () => {
+    const address = await a.post('/api/v2/email-addresses', { address: 'plain@account-a.test', domainId: mine.domain });
+    assert.equal(address.status, 201, JSON.stringify(address.body));
+    const sent = await sendMail({ port: server.smtpPort, to: 'plain@account-a.test' });
+    assert.equal(sent.code, 250, sent.response);
+    const emailId = sent.queuedIds[0]!;
+    const bulk = await b.post('/api/v2/mail/bulk', {
+      emailIds: [emailId],
+      updates: { isRead: true, isArchived: true },
+    });
+    assert.deepEqual([bulk.status, bulk.body], [200, { updatedCount: 0, emails: [] }]);
+    const own = await a.post('/api/v2/mail/bulk', { emailIds: [emailId], updates: { isArchived: false } });
+    assert.deepEqual(own.body, { updatedCount: 1, emails: [{ id: emailId, isRead: false, isArchived: false }] });
   });
 
   test("B cannot add addresses on A's domain, nor take A's address", async () => {
