@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BlobNotFound, type BlobStore, openFsBlobStore } from '../../src/blobs/index.ts';
+import { hasPrlimit } from '../helpers/system-tools.ts';
 
 let root: string;
 
@@ -30,16 +31,6 @@ async function listed(store: BlobStore, prefix = 'raw/'): Promise<string[]> {
 async function files(dir: string): Promise<string[]> {
   return (await readdir(join(root, dir), { recursive: true })).sort();
 }
-
-/** prlimit (util-linux) changes a running process's limit of open files. */
-const hasPrlimit = (() => {
-  try {
-    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /** This process's open descriptors, each with the path it links to; the listing's own is left out. */
 function openDescriptors(): Array<{ fd: number; path: string }> {

@@ -9,20 +9,11 @@ import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { createInstallation } from '../helpers/process.ts';
 import { sendMail } from '../helpers/smtp.ts';
+import { hasPrlimit } from '../helpers/system-tools.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
 
 const API_KEY = 'mr_test_descriptors_0123456789abcd';
 const ADDRESS = 'inbox@descriptors.test';
-
-/** prlimit (util-linux) lowers a running process's limit of open files. */
-const hasPrlimit = (() => {
-  try {
-    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 let dns: DnsServer;
 let installation: Awaited<ReturnType<typeof createInstallation>>;
