@@ -214,11 +214,14 @@ export class JobRunner {
       const identity = `${job.id}.${Number(job.round_start_attempt ?? 0)}`;
       forwarded = await this.deps.forwarder.forward(email, target, alreadySent, identity);
     } catch (error) {
+      // Only reading the stored message for its attachments throws here: treated as a webhook's read (rawText).
+      if (error instanceof NotFound || isOutage(error)) throw error;
+      this.deps.logger.error({ err: error, deliveryId: job.id }, 'stored message unreadable');
       forwarded = {
         recipients: target.recipients.map((address) => ({
           address,
           status: alreadySent.has(address.toLowerCase()) ? 'skipped' : 'failed',
-          error: (error as Error).message,
+          error: UNREADABLE_ERROR,
           temporary: true,
         })),
       };

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, readdir, rm, stat, truncate } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type MailroomProcess, startMailroom } from '../delivery/processes.ts';
-import { createWebhookEndpoint, routeAddress, waitForDelivery } from '../delivery/setup.ts';
+import { createForwardEndpoint, createWebhookEndpoint, routeAddress, waitForDelivery } from '../delivery/setup.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { createInstallation } from '../helpers/process.ts';
@@ -19,13 +21,19 @@ let dns: DnsServer;
 let receiver: WebhookReceiver;
 let installation: Awaited<ReturnType<typeof createInstallation>>;
 let server: MailroomProcess;
+/** The forwards' relay: it takes connections and never answers, so a forward stays in flight. */
+let silentRelay: Server;
+const relayConnections: Socket[] = [];
 
 before(async () => {
   dns = await startDnsServer();
   receiver = await startWebhookReceiver();
+  silentRelay = createServer((socket) => relayConnections.push(socket.on('error', () => {})));
+  await new Promise<void>((resolve) => silentRelay.listen(0, '127.0.0.1', resolve));
   installation = await createInstallation({
     MAILROOM_API_KEY: API_KEY,
     DNS_SERVERS: dns.address,
+    SMTP_RELAY_URL: `smtp://127.0.0.1:${(silentRelay.address() as { port: number }).port}`,
     DELIVERY_LEASE_SECONDS: '1',
     DELIVERY_RETRY_SCALE: '0.001',
   });
@@ -38,6 +46,8 @@ after(async () => {
   await server?.stop('SIGKILL');
   await installation?.remove();
   await receiver?.close();
+  for (const socket of relayConnections) socket.destroy();
+  silentRelay?.close();
   await dns?.close();
 });
 
@@ -167,5 +177,48 @@ test('a segment that cannot be read (a directory where its file was): each deliv
     { status: 'failed', lastError: unreadable, attempts: [unreadable, unreadable, unreadable, unreadable] },
   );
   assert.equal(receiver.requests.length, sentBefore, 'nothing was sent without the message');
+  assert.equal(await server.stop('SIGTERM'), 0);
+});
+
+test('a segment that cannot be read: a forward with attachments records "Email content could not be read", not the read error, and fails after its retries', async () => {
+  await server.stop('SIGKILL');
+  server = await startMailroom(installation.env, API_KEY);
+  const domainId = (await server.api.get('/api/v2/domains')).body.data[0].id;
+  const endpoint = await createForwardEndpoint(server.api, 'Copy', 'email', { forwardTo: 'copy@elsewhere.test' });
+  await routeAddress(server.api, 'forward@damaged.test', domainId, { endpointId: endpoint.id });
+  const relayedBefore = relayConnections.length;
+  const sent = await sendMail({
+    port: server.smtpPort,
+    to: 'forward@damaged.test',
+    subject: 'Unreadable forward',
+    attachments: [ATTACHMENT],
+  });
+  assert.equal(sent.code, 250, sent.response);
+  const emailId = sent.queuedIds[0]!;
+  // The first attempt read the message and waits on the relay; the server is stopped under it.
+  for (let wait = 0; wait < 200 && relayConnections.length === relayedBefore; wait++) await sleep(25);
+  assert.equal(relayConnections.length, relayedBefore + 1);
+  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
+  await server.stop('SIGKILL');
+  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
+  await rm(segment);
+  await mkdir(segment);
+
+  server = await startMailroom(installation.env, API_KEY);
+  const delivery = await waitForDelivery(server.api, emailId);
+  const unreadable = 'Email content could not be read';
+  assert.deepEqual(
+    {
+      status: delivery.status,
+      lastError: delivery.lastError,
+      attempts: delivery.attemptLog.map((a) => [a.error, a.recipients?.map((r) => [r.address, r.status, r.error])]),
+    },
+    {
+      status: 'failed',
+      lastError: `copy@elsewhere.test: ${unreadable}`,
+      attempts: Array(4).fill([`copy@elsewhere.test: ${unreadable}`, [['copy@elsewhere.test', 'failed', unreadable]]]),
+    },
+  );
+  assert.equal(relayConnections.length, relayedBefore + 1, 'nothing was sent without the message');
   assert.equal(await server.stop('SIGTERM'), 0);
 });
