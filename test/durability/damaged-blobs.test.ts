@@ -59,6 +59,20 @@ async function segments(): Promise<string[]> {
     .map((e) => join(e.parentPath, e.name));
 }
 
+/**
+ * Kills the server, puts a directory where the segment holding `emailId`'s message was (so reading it fails with
+ * EISDIR), and starts the server again; answers the segment's path.
+ */
+async function restartWithSegmentUnreadable(emailId: string): Promise<string> {
+  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
+  await server.stop('SIGKILL');
+  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
+  await rm(segment);
+  await mkdir(segment);
+  server = await startMailroom(installation.env, API_KEY);
+  return segment;
+}
+
 async function get(path: string) {
   const response = await fetch(`${server.httpUrl}${path}`, { headers: { authorization: `Bearer ${API_KEY}` } });
   return { status: response.status, body: await response.text() };
@@ -136,13 +150,7 @@ test('a segment that cannot be read (a directory where its file was): reads of i
   const sent = await sendMail({ port: server.smtpPort, to: 'store@damaged.test', subject: 'Unreadable' });
   assert.equal(sent.code, 250, sent.response);
   const emailId = sent.queuedIds[0]!;
-  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
-  await server.stop('SIGKILL');
-  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
-  await rm(segment);
-  await mkdir(segment);
-
-  server = await startMailroom(installation.env, API_KEY);
+  const segment = await restartWithSegmentUnreadable(emailId);
   for (let read = 0; read < 3; read++) {
     assert.deepEqual(await get(`/api/v2/mail/${emailId}/raw`), {
       status: 404,
@@ -163,13 +171,7 @@ test('a segment that cannot be read (a directory where its file was): each deliv
   const emailId = sent.queuedIds[0]!;
   await receiver.waitForRequests(receiver.requests.length + 1);
   const sentBefore = receiver.requests.length;
-  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
-  await server.stop('SIGKILL');
-  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
-  await rm(segment);
-  await mkdir(segment);
-
-  server = await startMailroom(installation.env, API_KEY);
+  await restartWithSegmentUnreadable(emailId);
   const delivery = await waitForDelivery(server.api, emailId);
   const unreadable = 'Email content could not be read';
   assert.deepEqual(
@@ -196,15 +198,9 @@ test('a segment that cannot be read: a forward with attachments records "Email c
   assert.equal(sent.code, 250, sent.response);
   const emailId = sent.queuedIds[0]!;
   // The first attempt read the message and waits on the relay; the server is stopped under it.
-  for (let wait = 0; wait < 200 && relayConnections.length === relayedBefore; wait++) await sleep(25);
+  for (let wait = 0; wait < 800 && relayConnections.length === relayedBefore; wait++) await sleep(25);
   assert.equal(relayConnections.length, relayedBefore + 1);
-  const { objectKey } = (await server.api.get(`/api/v2/mail/${emailId}`)).body.processing.s3Info;
-  await server.stop('SIGKILL');
-  const segment = join(installation.dataDir, 'blobs', objectKey.slice(0, objectKey.lastIndexOf('/')));
-  await rm(segment);
-  await mkdir(segment);
-
-  server = await startMailroom(installation.env, API_KEY);
+  await restartWithSegmentUnreadable(emailId);
   const delivery = await waitForDelivery(server.api, emailId);
   const unreadable = 'Email content could not be read';
   assert.deepEqual(
