@@ -195,10 +195,14 @@ test('two processes on one PostgreSQL, both checking: the drift is raised once a
     world.dns.set('drift.test', [{ type: 'MX', exchange: 'mx.elsewhere.test', priority: 10 }]);
     world.clock.advanceMinutes(61);
     await waitForAlert(world.stream, 'alert.raised', 'drift.test');
+    // Each alert's webhook is received before the clock moves on: a jump past its send's lease would let the other
+    // process send it again, as at-least-once delivery allows.
+    await world.alerts.waitForRequests(1);
     for (let round = 0; round < 3; round++) await completeCheckPasses(world, domainId);
     world.dns.set('drift.test', [OUR_MX]);
     world.clock.advanceMinutes(61);
     await waitForAlert(world.stream, 'alert.cleared', 'drift.test');
+    await world.alerts.waitForRequests(2);
     for (let round = 0; round < 3; round++) await completeCheckPasses(world, domainId);
     assert.deepEqual(alertEvents(world.stream).slice(before), [
       ['alert.raised', 'dns_drift', 'drift.test'],
