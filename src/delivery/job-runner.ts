@@ -91,9 +91,7 @@ export class JobRunner {
 
   /**
    * The raw message as the webhook body carries it: none past MAX_RAW_CARRIED_BYTES, ingest's copy for a fresh job,
-   * else read from the store. A lost message (NotFound) and a store out of reach throw (the job is abandoned, or tried
-   * again when its lease runs out); any other failure to read, which may last (a disk error, a file made unreadable),
-   * is logged and answered UNREADABLE.
+   * else read from the store; a failed read as `unreadable` takes it.
    */
   private async rawText(
     job: DeliveryJob,
@@ -105,10 +103,19 @@ export class JobRunner {
     try {
       return (await this.deps.readRaw(email.rawBlobKey)).toString('utf8');
     } catch (error) {
-      if (error instanceof NotFound || isOutage(error)) throw error;
-      this.deps.logger.error({ err: error, deliveryId: job.id }, 'stored message unreadable');
-      return UNREADABLE;
+      return this.unreadable(job, error);
     }
+  }
+
+  /**
+   * A failed read of the stored message: a lost one (NotFound) and a store out of reach are thrown on (the job is
+   * abandoned, or tried again when its lease runs out); any other failure, which may last, is logged and answered
+   * UNREADABLE, for the attempt to be recorded as such.
+   */
+  private unreadable(job: DeliveryJob, error: unknown): typeof UNREADABLE {
+    if (error instanceof NotFound || isOutage(error)) throw error;
+    this.deps.logger.error({ err: error, deliveryId: job.id }, 'stored message unreadable');
+    return UNREADABLE;
   }
 
   /** Whether the attempt being recorded leaves room for another under the target's `retryAttempts`. */
@@ -214,9 +221,8 @@ export class JobRunner {
       const identity = `${job.id}.${Number(job.round_start_attempt ?? 0)}`;
       forwarded = await this.deps.forwarder.forward(email, target, alreadySent, identity);
     } catch (error) {
-      // Only reading the stored message for its attachments throws here: treated as a webhook's read (rawText).
-      if (error instanceof NotFound || isOutage(error)) throw error;
-      this.deps.logger.error({ err: error, deliveryId: job.id }, 'stored message unreadable');
+      // Only reading the stored message for its attachments throws here.
+      this.unreadable(job, error);
       forwarded = {
         recipients: target.recipients.map((address) => ({
           address,
