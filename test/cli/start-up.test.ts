@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { describe, test } from 'node:test';
+import { loadConfig } from '../../src/config/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { createInstallation, logEntry, runScript, startServerProcess } from '../helpers/process.ts';
 import { startS3Server } from '../helpers/s3.ts';
@@ -145,14 +147,28 @@ describe('start-up errors say what to do, without a stack trace', () => {
       assert.equal(result.stdout, '');
     });
   }
+  // Each start reads its configuration through loadConfig before it loads anything else: the cases are checked there,
+  // and a few through a real start show that its refusal is what the process prints.
   for (const [env, message] of cases) {
-    test(`${Object.keys(env)[0]}: ${message}`, async () => {
-      const result = await startFails(env);
-      assert.equal(result.code, 1);
-      assert.equal(result.stderr, `Invalid configuration: ${message}\n`);
-      assert.equal(result.stdout, '');
+    test(`${Object.keys(env)[0]}: ${message}`, () => {
+      assert.throws(() => loadConfig({ DATA_DIR: tmpdir(), ...env }), {
+        name: 'Error',
+        message: `Invalid configuration: ${message}`,
+      });
     });
   }
+  // A plain value, a credential not shown, a URL's password hidden.
+  const startedCases = [/^LOG_LEVEL=/, /^MAILROOM_API_KEY \(not shown\)/, /^DATABASE_URL=".*\*\*\*/].map(
+    (shape) => cases.find(([, message]) => shape.test(message))!,
+  );
+  test(`a start with a refused configuration prints that one line and exits 1 (${startedCases.length} cases)`, async () => {
+    for (const [env, message] of startedCases) {
+      const result = await startFails(env);
+      assert.equal(result.code, 1, message);
+      assert.equal(result.stderr, `Invalid configuration: ${message}\n`);
+      assert.equal(result.stdout, '');
+    }
+  });
 
   for (const [variable, other] of [
     ['PORT', 'SMTP_PORT'],
