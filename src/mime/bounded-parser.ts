@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { TransformCallback } from 'node:stream';
 import { MailParser } from 'mailparser';
 
@@ -41,8 +42,17 @@ interface ParserNode {
  */
 function charactersAtLeast(chunk: Buffer | string): number {
   if (typeof chunk === 'string') return chunk.length;
+  // Every body's bytes pass here, and most bodies are ASCII, whose characters are its bytes: native calls spare a loop.
+  if (isAscii(chunk)) {
+    let carriageReturns = 0;
+    for (let at = chunk.indexOf(0x0d); at !== -1; at = chunk.indexOf(0x0d, at + 1)) carriageReturns++;
+    return chunk.length - carriageReturns;
+  }
   let characters = 0;
-  for (const byte of chunk) if ((byte < 0x80 || byte > 0xbf) && byte !== 0x0d) characters++;
+  for (let i = 0; i < chunk.length; i++) {
+    const byte = chunk[i]!;
+    if ((byte < 0x80 || byte > 0xbf) && byte !== 0x0d) characters++;
+  }
   return characters;
 }
 
