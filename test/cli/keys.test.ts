@@ -31,7 +31,7 @@ describe('mailroom keys', () => {
   test('list, revoke and rotate: a running server refuses a revoked key at once and takes the new one', async () => {
     const installation = await createInstallation({ MAILROOM_API_KEY: ADMIN_KEY, DNS_SERVERS: '127.0.0.1:9' });
     const server = await startServerProcess(installation.env);
-    const cli = (...args: string[]) => runScript('src/cli.ts', ['keys', ...args], installation.env);
+    const cli = (...args: string[]) => runScript('bin/mailroom.mjs', ['keys', ...args], installation.env);
     try {
       const first = (await cli('create', '--account', 'acme')).stdout.trim();
       const second = (await cli('create', '--account', 'acme')).stdout.trim();
@@ -131,9 +131,9 @@ describe('mailroom keys', () => {
 
   test('revoke or rotate an unknown id, and list an unknown account, fail with a message', async () => {
     const installation = await createInstallation({ MAILROOM_API_KEY: ADMIN_KEY });
-    const cli = (...args: string[]) => runScript('src/cli.ts', ['keys', ...args], installation.env);
+    const cli = (...args: string[]) => runScript('bin/mailroom.mjs', ['keys', ...args], installation.env);
     try {
-      assert.equal((await runScript('src/cli.ts', ['migrate', '--create'], installation.env)).code, 0);
+      assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
       for (const command of ['revoke', 'rotate']) {
         const unknown = await cli(command, 'key_unknown');
         assert.equal(unknown.code, 1);

@@ -237,8 +237,8 @@ describe('start-up errors say what to do, without a stack trace', () => {
   test('a MAILROOM_API_KEY of another account: exit 1 with one line naming it, and nothing left listening', async () => {
     const installation = await createInstallation();
     try {
-      assert.equal((await runScript('src/cli.ts', ['migrate', '--create'], installation.env)).code, 0);
-      const other = await runScript('src/cli.ts', ['keys', 'create', '--account', 'other'], installation.env);
+      assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
+      const other = await runScript('bin/mailroom.mjs', ['keys', 'create', '--account', 'other'], installation.env);
       assert.equal(other.code, 0, other.stderr);
       const env = { ...installation.env, MAILROOM_API_KEY: other.stdout.trim() };
       const result = await runScript('src/main.ts', [], env, undefined, 20_000);

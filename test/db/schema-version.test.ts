@@ -38,11 +38,11 @@ async function migrateAsNewerVersion(installation: Awaited<ReturnType<typeof cre
 test('a database a newer Mailroom migrated: the server and the CLI refuse it in one line, writing nothing', async () => {
   const installation = await createInstallation();
   try {
-    assert.equal((await runScript('src/cli.ts', ['migrate', '--create'], installation.env)).code, 0);
+    assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
     await migrateAsNewerVersion(installation);
     const server = await runScript('src/main.ts', [], installation.env, undefined, 20_000);
     assert.deepEqual([server.code, server.stderr, server.stdout], [1, REFUSAL, '']);
-    const cli = await runScript('src/cli.ts', ['keys', 'create', '--account', 'late'], installation.env);
+    const cli = await runScript('bin/mailroom.mjs', ['keys', 'create', '--account', 'late'], installation.env);
     assert.deepEqual([cli.code, cli.stderr, cli.stdout], [1, REFUSAL, '']);
   } finally {
     await installation.remove();

@@ -55,7 +55,7 @@ export interface RunResult {
 }
 
 /**
- * Runs a project script (e.g. `src/cli.ts`) with the project's Node and waits for it to exit; given `timeoutMs`, one
+ * Runs a project script (e.g. `bin/mailroom.mjs`, what `npx mailroom` runs) with the project's Node and waits for it to exit; given `timeoutMs`, one
  * still running then is killed (exit code null).
  */
 export function runScript(
