@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/config/index.ts';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { createInstallation, logEntry, runScript, startServerProcess } from '../helpers/process.ts';
 import { startS3Server } from '../helpers/s3.ts';
@@ -151,10 +151,14 @@ describe('start-up errors say what to do, without a stack trace', () => {
   // and a few through a real start show that its refusal is what the process prints.
   for (const [env, message] of cases) {
     test(`${Object.keys(env)[0]}: ${message}`, () => {
-      assert.throws(() => loadConfig({ DATA_DIR: tmpdir(), ...env }), {
-        name: 'Error',
-        message: `Invalid configuration: ${message}`,
-      });
+      assert.throws(
+        () => loadConfig({ DATA_DIR: tmpdir(), ...env }),
+        (error) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.equal(error.message, `Invalid configuration: ${message}`);
+          return true;
+        },
+      );
     });
   }
   // A plain value, a credential not shown, a URL's password hidden.
