@@ -8,7 +8,7 @@ import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
 import { freePort } from '../helpers/ports.ts';
-import { createInstallation, runScript, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, runCli, startServerProcess } from '../helpers/process.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
 
@@ -46,7 +46,7 @@ describe('mailroom backup on SQLite', { skip: Boolean(TEST_DATABASE_URL) }, () =
       for (const raw of sent)
         assert.equal((await sendMail({ port: smtpPort, to: 'inbox@backup.test', raw })).code, 250);
 
-      const backup = await runScript('bin/mailroom.mjs', ['backup', target], installation.env);
+      const backup = await runCli(['backup', target], installation.env);
       assert.equal(backup.stderr, '');
       assert.equal(backup.code, 0);
       assert.match(
@@ -94,7 +94,7 @@ describe('mailroom backup on SQLite', { skip: Boolean(TEST_DATABASE_URL) }, () =
     try {
       const first = await startServerProcess(installation.env);
       await first.stop('SIGTERM');
-      const backup = await runScript('bin/mailroom.mjs', ['backup', target], installation.env);
+      const backup = await runCli(['backup', target], installation.env);
       assert.equal(backup.stderr, '');
       assert.equal(backup.code, 0);
       assert.match(
@@ -141,7 +141,7 @@ describe('mailroom backup on SQLite', { skip: Boolean(TEST_DATABASE_URL) }, () =
         ],
       ];
       for (const [env, target, error] of cases) {
-        const result = await runScript('bin/mailroom.mjs', ['backup', target], env);
+        const result = await runCli(['backup', target], env);
         assert.deepEqual([result.code, result.stderr, result.stdout], [1, `${error}\n`, ''], target);
       }
     } finally {
@@ -153,7 +153,7 @@ describe('mailroom backup on SQLite', { skip: Boolean(TEST_DATABASE_URL) }, () =
 test('mailroom backup on PostgreSQL says how to back up instead', { skip: !TEST_DATABASE_URL }, async () => {
   const installation = await createInstallation();
   try {
-    const result = await runScript('bin/mailroom.mjs', ['backup', join(scratch, 'pg')], installation.env);
+    const result = await runCli(['backup', join(scratch, 'pg')], installation.env);
     assert.deepEqual(
       [result.code, result.stderr, result.stdout],
       [

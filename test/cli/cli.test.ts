@@ -6,7 +6,7 @@ import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { apiClient } from '../helpers/http.ts';
-import { createInstallation, runScript, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, runCli, startServerProcess } from '../helpers/process.ts';
 
 let dns: DnsServer;
 before(async () => {
@@ -75,13 +75,13 @@ describe('mailroom CLI', () => {
     });
     const server = await startServerProcess(installation.env);
     try {
-      const created = await runScript('bin/mailroom.mjs', ['keys', 'create', '--account', 'acme'], installation.env);
+      const created = await runCli(['keys', 'create', '--account', 'acme'], installation.env);
       assert.equal(created.code, 0, created.stderr);
       const key = created.stdout.trim();
       assert.match(key, /^mr_[A-Za-z0-9]{40}$/);
       assert.equal(created.stderr, 'New API key for account "acme". It is shown only once.\n');
 
-      const limit = await runScript('bin/mailroom.mjs', ['accounts', 'set-limit', 'acme', '1'], installation.env);
+      const limit = await runCli(['accounts', 'set-limit', 'acme', '1'], installation.env);
       assert.equal(limit.code, 0, limit.stderr);
       assert.equal(limit.stdout, 'Account "acme" domain limit: 1\n');
 
@@ -97,11 +97,7 @@ describe('mailroom CLI', () => {
       const admin = apiClient(server.httpUrl, 'mr_admin_key_0123456789');
       assert.deepEqual((await admin.get('/api/v2/domains')).body.data, [], 'accounts are isolated');
 
-      const unlimited = await runScript(
-        'bin/mailroom.mjs',
-        ['accounts', 'set-limit', 'acme', 'unlimited'],
-        installation.env,
-      );
+      const unlimited = await runCli(['accounts', 'set-limit', 'acme', 'unlimited'], installation.env);
       assert.equal(unlimited.stdout, 'Account "acme" domain limit: unlimited\n');
       assert.equal((await acme.post('/api/v2/domains', { domain: 'acme-two.test' })).status, 201);
     } finally {
@@ -113,20 +109,20 @@ describe('mailroom CLI', () => {
   test('set-limit on an unknown account and bad limits fail with a message', async () => {
     const installation = await createInstallation();
     try {
-      assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
-      const unknown = await runScript('bin/mailroom.mjs', ['accounts', 'set-limit', 'ghost', '3'], installation.env);
+      assert.equal((await runCli(['migrate', '--create'], installation.env)).code, 0);
+      const unknown = await runCli(['accounts', 'set-limit', 'ghost', '3'], installation.env);
       assert.equal(unknown.code, 1);
       assert.equal(unknown.stderr, 'No account named ghost\n');
-      await runScript('bin/mailroom.mjs', ['keys', 'create'], installation.env);
+      await runCli(['keys', 'create'], installation.env);
       for (const limit of ['-2', '0x10', '', '1.5']) {
-        const bad = await runScript('bin/mailroom.mjs', ['accounts', 'set-limit', 'default', limit], installation.env);
+        const bad = await runCli(['accounts', 'set-limit', 'default', limit], installation.env);
         assert.equal(bad.code, 1, limit);
         assert.equal(bad.stderr, 'The domain limit is a whole number of at least 0, or "unlimited"\n');
       }
-      const unknownOption = await runScript('bin/mailroom.mjs', ['keys', 'list', '--bogus'], installation.env);
+      const unknownOption = await runCli(['keys', 'list', '--bogus'], installation.env);
       assert.equal(unknownOption.code, 2);
       assert.match(unknownOption.stderr, /^Unknown option '--bogus'\n\nUsage: mailroom <command>/);
-      const help = await runScript('bin/mailroom.mjs', ['--help'], installation.env);
+      const help = await runCli(['--help'], installation.env);
       assert.equal(help.code, 0);
       assert.match(help.stdout, /^Usage: mailroom <command>/);
     } finally {
@@ -144,13 +140,13 @@ describe('mailroom CLI', () => {
         ['keys', 'create'],
         ['accounts', 'set-limit', 'default', '1'],
       ]) {
-        const refused = await runScript('bin/mailroom.mjs', command, installation.env);
+        const refused = await runCli(command, installation.env);
         assert.equal(refused.code, 1, command.join(' '));
         assert.equal(refused.stderr, `No Mailroom installation in ${where}: run the CLI with the server's settings\n`);
         assert.equal(refused.stdout, '');
       }
       // Nothing was migrated by them: the first migrate applies everything.
-      const migrated = await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env);
+      const migrated = await runCli(['migrate', '--create'], installation.env);
       assert.match(migrated.stdout, /^Applied: 0001_foundation, 0002_mail/);
     } finally {
       await installation.remove();
@@ -164,7 +160,7 @@ describe('mailroom CLI', () => {
     try {
       // A mistyped DATA_DIR: migrate used to make it, with a new empty installation the server never reads.
       const missing = join(installation.dataDir, 'mailroom-dta');
-      const refused = await runScript('bin/mailroom.mjs', ['migrate'], { ...installation.env, DATA_DIR: missing });
+      const refused = await runCli(['migrate'], { ...installation.env, DATA_DIR: missing });
       assert.equal(refused.code, 1);
       assert.equal(
         refused.stderr,
@@ -174,7 +170,7 @@ describe('mailroom CLI', () => {
       assert.equal(refused.stdout, '');
       assert.equal(existsSync(missing), false);
 
-      const created = await runScript('bin/mailroom.mjs', ['migrate', '--create'], {
+      const created = await runCli(['migrate', '--create'], {
         ...installation.env,
         DATA_DIR: missing,
       });
@@ -208,13 +204,13 @@ describe('mailroom CLI', () => {
     };
     const schema = installation.env.DATABASE_SCHEMA!;
     try {
-      const listed = await runScript('bin/mailroom.mjs', ['keys', 'list'], installation.env);
+      const listed = await runCli(['keys', 'list'], installation.env);
       assert.equal(listed.code, 1);
       assert.equal(
         listed.stderr,
         `No Mailroom installation in PostgreSQL schema ${schema}: run the CLI with the server's settings\n`,
       );
-      const refused = await runScript('bin/mailroom.mjs', ['migrate'], installation.env);
+      const refused = await runCli(['migrate'], installation.env);
       assert.equal(refused.code, 1);
       assert.equal(
         refused.stderr,
@@ -224,14 +220,11 @@ describe('mailroom CLI', () => {
       assert.equal(refused.stdout, '');
       assert.equal(await schemaExists(), false, 'neither command made the schema');
 
-      const created = await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env);
+      const created = await runCli(['migrate', '--create'], installation.env);
       assert.equal(created.code, 0, created.stderr);
       assert.match(created.stdout, /^Applied: 0001_foundation, 0002_mail/);
       assert.equal(await schemaExists(), true);
-      assert.equal(
-        (await runScript('bin/mailroom.mjs', ['migrate'], installation.env)).stdout,
-        'Database is up to date\n',
-      );
+      assert.equal((await runCli(['migrate'], installation.env)).stdout, 'Database is up to date\n');
     } finally {
       await installation.remove();
     }
@@ -240,10 +233,10 @@ describe('mailroom CLI', () => {
   test('migrate reports an up-to-date database the second time', async () => {
     const installation = await createInstallation();
     try {
-      const first = await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env);
+      const first = await runCli(['migrate', '--create'], installation.env);
       assert.equal(first.code, 0, first.stderr);
       assert.match(first.stdout, /^Applied: 0001_foundation, 0002_mail/);
-      const second = await runScript('bin/mailroom.mjs', ['migrate'], installation.env);
+      const second = await runCli(['migrate'], installation.env);
       assert.equal(second.stdout, 'Database is up to date\n');
     } finally {
       await installation.remove();
@@ -257,7 +250,7 @@ describe('mailroom CLI', () => {
       DATABASE_SCHEMA: 'mailroom',
     };
     for (const command of [['migrate'], ['keys', 'list'], ['accounts', 'set-limit', 'default', '1']]) {
-      const result = await runScript('bin/mailroom.mjs', command, env);
+      const result = await runCli(command, env);
       assert.equal(result.code, 1, command.join(' '));
       assert.equal(result.stderr, `mailroom ${command[0]}: connect ECONNREFUSED 127.0.0.1:9\n`);
       assert.equal(result.stdout, '');
@@ -265,7 +258,7 @@ describe('mailroom CLI', () => {
   });
 
   test('an unknown command prints usage and exits 2', async () => {
-    const result = await runScript('bin/mailroom.mjs', ['frobnicate'], { PATH: process.env.PATH ?? '' });
+    const result = await runCli(['frobnicate'], { PATH: process.env.PATH ?? '' });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^Usage: mailroom <command>/);
   });

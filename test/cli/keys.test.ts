@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { apiClient } from '../helpers/http.ts';
-import { createInstallation, logEntry, runScript, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, logEntry, runCli, startServerProcess } from '../helpers/process.ts';
 
 const ADMIN_KEY = 'mr_admin_key_0123456789';
 const UNKNOWN_KEY = { error: 'Unauthorized', detail: 'Unknown or revoked API key' };
@@ -31,7 +31,7 @@ describe('mailroom keys', () => {
   test('list, revoke and rotate: a running server refuses a revoked key at once and takes the new one', async () => {
     const installation = await createInstallation({ MAILROOM_API_KEY: ADMIN_KEY, DNS_SERVERS: '127.0.0.1:9' });
     const server = await startServerProcess(installation.env);
-    const cli = (...args: string[]) => runScript('bin/mailroom.mjs', ['keys', ...args], installation.env);
+    const cli = (...args: string[]) => runCli(['keys', ...args], installation.env);
     try {
       const first = (await cli('create', '--account', 'acme')).stdout.trim();
       const second = (await cli('create', '--account', 'acme')).stdout.trim();
@@ -131,9 +131,9 @@ describe('mailroom keys', () => {
 
   test('revoke or rotate an unknown id, and list an unknown account, fail with a message', async () => {
     const installation = await createInstallation({ MAILROOM_API_KEY: ADMIN_KEY });
-    const cli = (...args: string[]) => runScript('bin/mailroom.mjs', ['keys', ...args], installation.env);
+    const cli = (...args: string[]) => runCli(['keys', ...args], installation.env);
     try {
-      assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
+      assert.equal((await runCli(['migrate', '--create'], installation.env)).code, 0);
       for (const command of ['revoke', 'rotate']) {
         const unknown = await cli(command, 'key_unknown');
         assert.equal(unknown.code, 1);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
-import { createInstallation, logEntry, runScript, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, logEntry, runCli, runScript, startServerProcess } from '../helpers/process.ts';
 import { startS3Server } from '../helpers/s3.ts';
 
 /** Starts `npm start` with these settings on a fresh installation and waits for it to exit (killed if it starts). */
@@ -241,8 +241,8 @@ describe('start-up errors say what to do, without a stack trace', () => {
   test('a MAILROOM_API_KEY of another account: exit 1 with one line naming it, and nothing left listening', async () => {
     const installation = await createInstallation();
     try {
-      assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
-      const other = await runScript('bin/mailroom.mjs', ['keys', 'create', '--account', 'other'], installation.env);
+      assert.equal((await runCli(['migrate', '--create'], installation.env)).code, 0);
+      const other = await runCli(['keys', 'create', '--account', 'other'], installation.env);
       assert.equal(other.code, 0, other.stderr);
       const env = { ...installation.env, MAILROOM_API_KEY: other.stdout.trim() };
       const result = await runScript('src/main.ts', [], env, undefined, 20_000);

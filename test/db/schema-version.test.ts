@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
-import { createInstallation, runScript, startServerProcess } from '../helpers/process.ts';
+import { createInstallation, runCli, runScript, startServerProcess } from '../helpers/process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const FUTURE = '9999_from_a_newer_version';
@@ -38,11 +38,11 @@ async function migrateAsNewerVersion(installation: Awaited<ReturnType<typeof cre
 test('a database a newer Mailroom migrated: the server and the CLI refuse it in one line, writing nothing', async () => {
   const installation = await createInstallation();
   try {
-    assert.equal((await runScript('bin/mailroom.mjs', ['migrate', '--create'], installation.env)).code, 0);
+    assert.equal((await runCli(['migrate', '--create'], installation.env)).code, 0);
     await migrateAsNewerVersion(installation);
     const server = await runScript('src/main.ts', [], installation.env, undefined, 20_000);
     assert.deepEqual([server.code, server.stderr, server.stdout], [1, REFUSAL, '']);
-    const cli = await runScript('bin/mailroom.mjs', ['keys', 'create', '--account', 'late'], installation.env);
+    const cli = await runCli(['keys', 'create', '--account', 'late'], installation.env);
     assert.deepEqual([cli.code, cli.stderr, cli.stdout], [1, REFUSAL, '']);
   } finally {
     await installation.remove();

@@ -55,7 +55,7 @@ export interface RunResult {
 }
 
 /**
- * Runs a project script (e.g. `bin/mailroom.mjs`, what `npx mailroom` runs) with the project's Node and waits for it to exit; given `timeoutMs`, one
+ * Runs a project script (e.g. `src/main.ts`) with the project's Node and waits for it to exit; given `timeoutMs`, one
  * still running then is killed (exit code null).
  */
 export function runScript(
@@ -83,6 +83,11 @@ export function runScript(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs the `mailroom` CLI as `npx mailroom` does (bin/mailroom.mjs) and waits for it to exit. */
+export function runCli(args: string[], env: Record<string, string>): Promise<RunResult> {
+  return runScript('bin/mailroom.mjs', args, env);
 }
 
 export interface ServerProcess {
