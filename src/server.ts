@@ -152,6 +152,9 @@ async function startApp(config: Readonly<Config>, ready: (app: App, bound: Bound
   // After a full GC V8 lets the old generation grow to a multiple of what survived (up to four) before the next one,
   // and that garbage is resident memory meanwhile. A quarter more trades some GC time for memory (performance.md).
   setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
+  // The process settings' --max-semi-space-size has sized the event loop's young generation. V8 applies the flag to
+  // every isolate it creates, over a worker's own resourceLimits, so it is cleared before the worker threads start.
+  setFlagsFromString('--max-semi-space-size=0');
   // Loaded once the configuration holds, so that a start refused for a setting says so without loading the server.
   const { createApp, ListenError, VERSION } = await import('./app.ts');
   const { watchForNewerSchema } = await import('./db/index.ts');
