@@ -52,16 +52,28 @@ after(async () => {
 /** Takes every free byte of DATA_DIR's filesystem; SQLite's WALs are emptied first, so its next write needs room. */
 async function fillDisk() {
   if (!TEST_DATABASE_URL) {
-    for (const file of ['mailroom.sqlite', 'mailroom-search.sqlite']) {
-      const database = new DatabaseSync(join(dataDir, file));
-      database.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-      database.close();
-    }
+    for (const file of ['mailroom.sqlite', 'mailroom-search.sqlite']) emptyWal(join(dataDir, file));
   }
   const { bavail, bsize } = await statfs(dataDir);
   await writeFile(filler, Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOSPC') throw error;
   });
+}
+
+/**
+ * Truncates the WAL of the database at `path` to nothing. The checkpoint waits for the server's readers to leave the
+ * WAL: returning busy instead, it would leave the file at its size, for the next write to reuse without new room.
+ */
+function emptyWal(path: string) {
+  const database = new DatabaseSync(path, { timeout: 10_000 });
+  try {
+    assert.deepEqual(
+      { ...database.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() },
+      { busy: 0, log: 0, checkpointed: 0 },
+    );
+  } finally {
+    database.close();
+  }
 }
 
 async function call(method: string, path: string, body?: unknown) {
@@ -152,11 +164,7 @@ async function withDataDirFull(
     app = await startTestApp({ DATA_DIR: dir, DNS_SERVERS: dns.address });
     const api = apiClient(app.baseUrl, app.apiKey);
     await createAddress(api, `inbox@${domain}`, (await createVerifiedDomain(api, dns, domain)).id);
-    for (const file of full) {
-      const database = new DatabaseSync(join(dir, file));
-      database.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-      database.close();
-    }
+    for (const file of full) emptyWal(join(dir, file));
     const filler = join(dir, 'filler');
     const { bavail, bsize } = await statfs(dir);
     await writeFile(filler, Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
