@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, test } from 'node:test';
-import { setTimeout } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
@@ -27,7 +27,6 @@ const mounted = (() => {
     return false;
   }
 })();
-const filler = join(dataDir, 'filler');
 
 let dns: DnsServer;
 let server: TestApp;
@@ -50,15 +49,18 @@ after(async () => {
   }
 });
 
-/** Takes every free byte of DATA_DIR's filesystem; SQLite's WALs are emptied first, so its next write needs room. */
-async function fillDisk() {
-  if (!TEST_DATABASE_URL) {
-    for (const file of ['mailroom.sqlite', 'mailroom-search.sqlite']) await emptyWal(join(dataDir, file));
-  }
-  const { bavail, bsize } = await statfs(dataDir);
+/**
+ * Takes every free byte of the filesystem at `dir` with its file `filler`, returned; the WALs of the SQLite databases
+ * named `databases` are emptied first, so their next write needs room.
+ */
+async function fillDisk(dir: string, databases: readonly string[]): Promise<string> {
+  for (const file of databases) await emptyWal(join(dir, file));
+  const filler = join(dir, 'filler');
+  const { bavail, bsize } = await statfs(dir);
   await writeFile(filler, Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOSPC') throw error;
   });
+  return filler;
 }
 
 /**
@@ -72,7 +74,7 @@ async function emptyWal(path: string) {
     const checkpoint = () => ({ ...database.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() });
     let result = checkpoint();
     for (let tries = 0; result.busy !== 0 && tries < 500; tries++) {
-      await setTimeout(20);
+      await sleep(20);
       result = checkpoint();
     }
     assert.deepEqual(result, { busy: 0, log: 0, checkpointed: 0 });
@@ -99,7 +101,7 @@ test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged a
   const stored = await sendMail({ port: server.smtpPort, to: ADDRESS, subject: 'Before', text: 'word before' });
   assert.equal(stored.code, 250, stored.response);
   const emailId = stored.queuedIds[0]!;
-  await fillDisk();
+  const filler = await fillDisk(dataDir, TEST_DATABASE_URL ? [] : ['mailroom.sqlite', 'mailroom-search.sqlite']);
 
   // A sender retrying: each try meets the full disk.
   for (let retry = 0; retry < 3; retry++) {
@@ -169,13 +171,7 @@ async function withDataDirFull(
     app = await startTestApp({ DATA_DIR: dir, DNS_SERVERS: dns.address });
     const api = apiClient(app.baseUrl, app.apiKey);
     await createAddress(api, `inbox@${domain}`, (await createVerifiedDomain(api, dns, domain)).id);
-    for (const file of full) await emptyWal(join(dir, file));
-    const filler = join(dir, 'filler');
-    const { bavail, bsize } = await statfs(dir);
-    await writeFile(filler, Buffer.alloc(bavail * bsize)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOSPC') throw error;
-    });
-    await work(app, filler);
+    await work(app, await fillDisk(dir, full));
   } finally {
     try {
       await app?.close();
