@@ -1,8 +1,11 @@
 import { type Compilable, CompiledQuery, type DialectAdapter, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 
-/** A value a prepared query is run with: a scalar, or a list (e.g. for `in`), whose length is part of its shape. */
-export type PreparedValue = string | number | null | ReadonlyArray<string | number | null>;
+/**
+ * A value a prepared query is run with: a scalar, bytes (a binary parameter on PostgreSQL), or a list (e.g. for
+ * `in`), whose length is part of its shape.
+ */
+export type PreparedValue = string | number | null | Buffer | ReadonlyArray<string | number | null>;
 
 /** Where each of the compiled query's parameters comes from: a constant of the query, or one of the values. */
 type ParameterSource = { constant: unknown } | { key: string; index?: number };
