@@ -100,10 +100,13 @@ export class GroupCommitter {
 
   private flush() {
     while (this.running < this.concurrency && this.queue.length > 0) {
-      // A transaction takes its share of what is queued, as if every transaction allowed at once were free, also when
-      // only one is: it runs its units' statements one after another, and each of them waits for its COMMIT. One that
-      // took everything queued while the others were busy would make those messages wait for all of it.
-      const batch = this.queue.splice(0, Math.min(this.maxBatch, Math.ceil(this.queue.length / this.concurrency)));
+      // Units run one after another (run) take their share of what is queued, as if every transaction allowed at once
+      // were free, also when only one is: one that took everything queued while the others were busy would make each
+      // unit wait for all the others' statements. Batched items (runBatched) are written by a statement per table
+      // whatever their number, so one transaction takes them all: each transaction costs the database more than an
+      // item does. A committer's units are of one kind, so the first tells.
+      const share = this.queue[0]!.write === runEach ? Math.ceil(this.queue.length / this.concurrency) : Infinity;
+      const batch = this.queue.splice(0, Math.min(this.maxBatch, share));
       this.running++;
       this.commit(batch).finally(() => {
         this.running--;

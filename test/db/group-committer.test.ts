@@ -3,8 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { sql } from 'kysely';
-import { CommitOutcomeUnknown, type DatabaseHandle, GroupCommitter, openDatabase } from '../../src/db/index.ts';
+import { sql, type Transaction } from 'kysely';
+import {
+  CommitOutcomeUnknown,
+  type Database,
+  type DatabaseHandle,
+  GroupCommitter,
+  openDatabase,
+} from '../../src/db/index.ts';
 
 let dir: string;
 let handle: DatabaseHandle;
@@ -98,4 +104,22 @@ test('a transaction that frees up takes only its share of what queued while all 
   await Promise.all([first, ...queued]);
   const batches = [...units.values()].sort((a, b) => a[0]! - b[0]!);
   assert.deepEqual(batches, [[0], [1], [2, 3, 4], [5, 6], [7]]);
+});
+
+test('batched items queued while all transactions were busy go into the next one together', async () => {
+  const committer = new GroupCommitter(handle.db, { concurrency: 2 });
+  const batches: number[][] = [];
+  const hold = Promise.withResolvers<void>();
+  const write = async (trx: Transaction<Database>, items: readonly number[]) => {
+    batches.push([...items]);
+    if (items.includes(0)) await hold.promise;
+    for (const _ of items) await sql`insert into children (parent_id) values (1)`.execute(trx);
+    return items.map((item) => item * 10);
+  };
+  const first = committer.runBatched(0, write);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const queued = [1, 2, 3, 4, 5, 6, 7].map((item) => committer.runBatched(item, write));
+  hold.resolve();
+  assert.deepEqual(await Promise.all([first, ...queued]), [0, 10, 20, 30, 40, 50, 60, 70]);
+  assert.deepEqual(batches, [[0], [1], [2, 3, 4, 5, 6, 7]]);
 });
