@@ -211,6 +211,7 @@ test("a thread's last message time is its latest email's when an earlier one is 
   await client.connect();
   try {
     // Both of the first instance's write transactions wait for the held thread, so its next message waits its turn.
+    // The two replies are sent one after the other: queued together, they would share one transaction.
     await client.query('begin');
     await client.query(`select id from "${schema}".threads where id = $1 for update`, [heldThread]);
     const send = (app: TestApp, id: string, inReplyTo: string) =>
@@ -224,7 +225,9 @@ test("a thread's last message time is its latest email's when an earlier one is 
           'In-Reply-To': `<${inReplyTo}@partner.test>`,
         }),
       });
-    const waiting = [send(world.server, 'held-1', 'held'), send(world.server, 'held-2', 'held')];
+    const waiting = [send(world.server, 'held-1', 'held')];
+    await heldUp(client, 1);
+    waiting.push(send(world.server, 'held-2', 'held'));
     await heldUp(client, 2);
     const before = await storedBytes(world.server);
     const earlier = send(world.server, 'order-earlier', 'order');
