@@ -86,7 +86,7 @@ test('a unit alone whose COMMIT fails is rejected as CommitOutcomeUnknown', asyn
   assert.deepEqual(await childIds(), []);
 });
 
-test('a transaction that frees up takes only its share of what queued while all were busy', async () => {
+test('units run one by one: a transaction that frees up takes only its share of what queued while all were busy', async () => {
   // SQLite runs one transaction at a time, so the second waits for the first; the committer counts both as running.
   const committer = new GroupCommitter(handle.db, { concurrency: 2 });
   const units = new Map<unknown, number[]>();
