@@ -156,7 +156,10 @@ export async function insertTables(db: Kysely<Database>, writes: readonly TableR
   const statement = parts.map(({ table, columns }) => `${table}(${columns})`).join(';');
   let insert = arrayInserts.get(statement);
   if (!insert) {
-    const typed = await Promise.all(parts.map(async (part) => ({ ...part, types: await typesOf(db, part.table) })));
+    // The statement keeps its parts for as long as the process runs: their names and types, not this batch's values.
+    const typed = await Promise.all(
+      parts.map(async ({ table, columns }) => ({ table, columns, types: await typesOf(db, table) })),
+    );
     insert = insertArrayParts(typed);
     arrayInserts.set(statement, insert);
   }
