@@ -2,10 +2,9 @@ import { type Kysely, sql } from 'kysely';
 import { onPostgres } from '../dialect.ts';
 
 /**
- * PostgreSQL: compress an email's bodies and headers with lz4 where the server was built with it (PostgreSQL 14 and
- * later; Debian's and the official images are). pglz compressing each stored HTML body was the largest single cost
- * of PostgreSQL's ingest work, and lz4 does the same in a sixth of the time (see docs/performance.md). Only values
- * written from now on are affected; a server without lz4 keeps pglz.
+ * PostgreSQL: compress an email's bodies and headers with lz4, far cheaper to write than pglz (see
+ * docs/performance.md), where the server was built with it (PostgreSQL 14 and later; Debian's and the official
+ * images are). Only values written from now on are affected; a server without lz4 keeps pglz.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!onPostgres(db)) return;
