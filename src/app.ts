@@ -111,7 +111,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     logger,
     ...(postgres ? { postgres } : {}),
   });
-  const eventsAppended = () => events.notify();
+  const eventsAppended = () => events.appended();
   const accounts = new AccountsService(db, clock);
   const destinationChecks = {
     db,

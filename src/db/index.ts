@@ -8,7 +8,7 @@ export { insertRow, insertRows, insertTables } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { lockWaitingSession } from './lock-waiting-session.ts';
 export { migrateToLatest, pendingMigrations, watchForNewerSchema } from './migrate.ts';
-export { listenForNotifications } from './pg-listener.ts';
+export { announceCommits, listenForNotifications } from './pg-notifications.ts';
 export { type PreparedValue, preparedQuery } from './prepared-query.ts';
 export type * from './schema.ts';
 export { backUpSqliteDatabase } from './sqlite-backup.ts';

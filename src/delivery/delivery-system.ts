@@ -1,5 +1,5 @@
 import type { Clock, Logger } from '../core/index.ts';
-import { type Db, listenForNotifications } from '../db/index.ts';
+import { announceCommits, type Db, listenForNotifications } from '../db/index.ts';
 import type { DnsLookup } from '../dns/index.ts';
 import { DeliveryTargets } from '../endpoints/index.ts';
 import type { HtmlCleaner } from '../mail/index.ts';
@@ -10,7 +10,7 @@ import { DeliveryWorker } from './delivery-worker.ts';
 import { createForwarder } from './forwarder.ts';
 import { type AddressGuard, createHttpSender } from './http-sender.ts';
 import { type DeliveryObserver, JobRunner } from './job-runner.ts';
-import { type DeliveryFailureObserver, notifyChannel, OutboxStore } from './outbox-store.ts';
+import { type DeliveryFailureObserver, OutboxStore } from './outbox-store.ts';
 import { createRetryPolicy } from './retry-policy.ts';
 
 export interface DeliverySystemOptions {
@@ -118,18 +118,13 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   let listener: ReturnType<typeof listenForNotifications> | undefined;
   let clockSkew: ReturnType<typeof watchClockSkew> | undefined;
 
-  let notifyScheduled = false;
-  /** Wakes this process's worker now, and other processes with one NOTIFY for all commits of the same tick. */
+  const announcer = pg
+    ? announceCommits({ db, channel: pg.channel, self: worker.owner, purpose: 'delivery wake-up', logger })
+    : undefined;
+  /** Wakes this process's worker now, and other processes' soon after (announceCommits). */
   function jobsQueued(): void {
     worker.wake();
-    if (!pg || notifyScheduled) return;
-    notifyScheduled = true;
-    setImmediate(() => {
-      notifyScheduled = false;
-      notifyChannel(db, pg.channel, worker.owner).catch((error) =>
-        logger.warn({ err: error }, 'delivery NOTIFY failed'),
-      );
-    });
+    announcer?.announce();
   }
 
   /** Jobs just committed: those leased to this worker it runs; pending ones are queued for any worker. */
@@ -180,6 +175,7 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     },
     async stop(): Promise<void> {
       clockSkew?.stop();
+      announcer?.close();
       await listener?.close();
       await worker.stop();
       http.close();

@@ -1,5 +1,4 @@
 import type { Selectable, Transaction } from 'kysely';
-import { sql } from 'kysely';
 import {
   type Database,
   type Db,
@@ -293,9 +292,4 @@ export class OutboxStore {
     }
     return [...reached];
   }
-}
-
-/** `pg_notify` wakes listening workers in other processes; `sender` lets the sending process skip its own. */
-export async function notifyChannel(db: Db, channel: string, sender: string): Promise<void> {
-  await sql`select pg_notify(${channel}, ${sender})`.execute(db);
 }

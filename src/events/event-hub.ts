@@ -1,5 +1,5 @@
-import type { Clock, Logger } from '../core/index.ts';
-import { type Db, listenForNotifications } from '../db/index.ts';
+import { type Clock, type Logger, randomHex } from '../core/index.ts';
+import { announceCommits, type Db, listenForNotifications } from '../db/index.ts';
 import {
   type Cursor,
   currentCursor,
@@ -31,14 +31,14 @@ export interface EventHubOptions {
   db: Db;
   clock: Clock;
   logger: Logger;
-  /** PostgreSQL: LISTEN for other processes' events on this installation's channel. */
+  /** PostgreSQL: announce this process's events to the others, and LISTEN for theirs, on this installation's channel. */
   postgres?: { url: string; schema: string };
 }
 
 /**
  * The process's one reader of the event log, shared by every open stream: it reads once per account and position
  * (streams of an account that are caught up share one read) and hands each stream its events in order. It reads when
- * woken (notify() after a commit in this process; NOTIFY from others on PostgreSQL), on a slow poll, and prunes old
+ * woken (appended() after a commit in this process; NOTIFY from others on PostgreSQL), on a slow poll, and prunes old
  * events on a timer.
  */
 export class EventHub {
@@ -51,6 +51,7 @@ export class EventHub {
   private pruneTimer: NodeJS.Timeout | undefined;
   private pruning: Promise<unknown> | undefined;
   private listener: ReturnType<typeof listenForNotifications> | undefined;
+  private announcer: ReturnType<typeof announceCommits> | undefined;
   private stopped = false;
 
   constructor(options: EventHubOptions) {
@@ -60,10 +61,15 @@ export class EventHub {
   async start(): Promise<void> {
     const { postgres, logger } = this.options;
     if (postgres) {
+      const channel = `mailroom_events_${postgres.schema}`;
+      const self = randomHex(8);
+      const purpose = 'event stream wake-up';
+      this.announcer = announceCommits({ db: this.options.db, channel, self, purpose, logger });
       this.listener = listenForNotifications({
         url: postgres.url,
-        channel: `mailroom_events_${postgres.schema}`,
-        purpose: 'event stream wake-up',
+        channel,
+        self,
+        purpose,
         logger,
         onNotify: () => this.notify(),
       });
@@ -83,8 +89,14 @@ export class EventHub {
     this.pruneTimer.unref();
   }
 
+  /** This process has committed events: its streams read them soon, and other processes' streams are told. */
+  appended(): void {
+    this.notify();
+    this.announcer?.announce();
+  }
+
   /** New events may have been committed: read the log soon (calls in the same tick share one read). */
-  notify(): void {
+  private notify(): void {
     if (this.stopped || this.subscribers.size === 0 || this.wakeTimer) return;
     if (this.reading) {
       this.readAgain = true;
@@ -132,6 +144,7 @@ export class EventHub {
     clearInterval(this.pollTimer);
     clearInterval(this.pruneTimer);
     this.subscribers.clear();
+    this.announcer?.close();
     await this.listener?.close();
     await this.reading;
     await this.pruning;

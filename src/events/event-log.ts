@@ -44,8 +44,8 @@ export const EVENT_PAGE_SIZE = 500;
 
 /**
  * Appends events inside the caller's transaction, so they exist exactly when what they report was committed, stamped
- * `createdAt` by the caller's clock. On PostgreSQL the table's trigger NOTIFYs listening processes at commit; in this
- * process the caller tells the event hub after its commit (EventHub.notify).
+ * `createdAt` by the caller's clock. The caller tells the event hub after its commit (EventHub.appended), which wakes
+ * this process's streams and, on PostgreSQL, announces the events to the other processes.
  */
 export async function appendEvents(
   trx: Transaction<Database>,

@@ -1,6 +1,8 @@
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../core/index.ts';
 import { keepAliveSocket } from './pg-socket.ts';
+import type { Database } from './schema.ts';
 
 /**
  * How often the listening connection says LISTEN again, and how long it may take to answer (or to connect). A
@@ -108,6 +110,67 @@ export function listenForNotifications(options: {
       closed = true;
       clearTimeout(retryTimer);
       await client?.end().catch(() => {});
+    },
+  };
+}
+
+/**
+ * The fewest milliseconds between two announcements on one channel. PostgreSQL commits notifying transactions one at
+ * a time, server-wide and with their WAL flush, so one NOTIFY per commit held every other commit back (see
+ * docs/performance.md); listeners only need to hear that something changed since they last read.
+ */
+const ANNOUNCE_INTERVAL_MS = 50;
+
+/**
+ * Tells the processes LISTENing on `channel` that this one has committed something they read, with `self` as the
+ * payload (see listenForNotifications). `announce()` after each such commit: a NOTIFY follows every commit announced,
+ * the first at once and the rest sharing one per ANNOUNCE_INTERVAL_MS.
+ */
+export function announceCommits(options: {
+  db: Kysely<Database>;
+  channel: string;
+  self: string;
+  /** What the announcements are for, in their log lines. */
+  purpose: string;
+  logger: Logger;
+}) {
+  let timer: NodeJS.Timeout | undefined;
+  let sending = false;
+  let again = false;
+  let closed = false;
+  let lastSentAt = Number.NEGATIVE_INFINITY;
+
+  function schedule(): void {
+    timer = setTimeout(send, Math.max(0, lastSentAt + ANNOUNCE_INTERVAL_MS - performance.now()));
+  }
+
+  function send(): void {
+    timer = undefined;
+    sending = true;
+    lastSentAt = performance.now();
+    sql`select pg_notify(${options.channel}, ${options.self})`
+      .execute(options.db)
+      .catch((error) => options.logger.warn({ err: error }, `${options.purpose} NOTIFY failed`))
+      .finally(() => {
+        sending = false;
+        if (again && !closed) {
+          again = false;
+          schedule();
+        }
+      });
+  }
+
+  return {
+    announce(): void {
+      // A NOTIFY already sent may have left before this commit; one scheduled has not.
+      if (closed || timer) return;
+      if (sending) again = true;
+      else schedule();
+    },
+    close(): void {
+      closed = true;
+      clearTimeout(timer);
+      timer = undefined;
     },
   };
 }
