@@ -55,11 +55,17 @@ function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-const endpointState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('endpoints').select(['type', 'is_active']).where('id', '=', id).where('account_id', '=', accountId),
+// Each target query below runs for every message routed or job delivered, and finds one row by its id: named, so
+// that PostgreSQL parses and plans it once per connection (see preparedQuery).
+const endpointState = preparedQuery(
+  (db, { id, accountId }: { id: string; accountId: string }) =>
+    db.selectFrom('endpoints').select(['type', 'is_active']).where('id', '=', id).where('account_id', '=', accountId),
+  { named: true },
 );
-const webhookState = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
+const webhookState = preparedQuery(
+  (db, { id, accountId }: { id: string; accountId: string }) =>
+    db.selectFrom('webhooks').select('is_active').where('id', '=', id).where('account_id', '=', accountId),
+  { named: true },
 );
 
 const verifiedDomain = preparedQuery((db, { accountId, domain }: { accountId: string; domain: string }) =>
@@ -77,24 +83,28 @@ export async function isVerifiedDomain(db: Db, accountId: string, domain: string
 }
 
 /** What a delivery reads of its target, for each job (see DeliveryTargets.load). */
-const endpointRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db
-    .selectFrom('endpoints')
-    .select([
-      'id',
-      'account_id',
-      'name',
-      'type',
-      'config',
-      'is_active',
-      'previous_secret',
-      'previous_secret_expires_at',
-    ])
-    .where('id', '=', id)
-    .where('account_id', '=', accountId),
+const endpointRow = preparedQuery(
+  (db, { id, accountId }: { id: string; accountId: string }) =>
+    db
+      .selectFrom('endpoints')
+      .select([
+        'id',
+        'account_id',
+        'name',
+        'type',
+        'config',
+        'is_active',
+        'previous_secret',
+        'previous_secret_expires_at',
+      ])
+      .where('id', '=', id)
+      .where('account_id', '=', accountId),
+  { named: true },
 );
-const webhookRow = preparedQuery((db, { id, accountId }: { id: string; accountId: string }) =>
-  db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+const webhookRow = preparedQuery(
+  (db, { id, accountId }: { id: string; accountId: string }) =>
+    db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId),
+  { named: true },
 );
 
 /** The type of the account's endpoint if it is active, read in the caller's transaction (ingest's). */
