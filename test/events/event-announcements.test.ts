@@ -7,6 +7,7 @@ import { announceCommits } from '../../src/db/index.ts';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
@@ -39,13 +40,6 @@ async function listen(channel: string) {
   return { heard, close: () => client.end() };
 }
 
-async function until(check: () => boolean, what: string) {
-  for (let waited = 0; !check(); waited += 20) {
-    if (waited > 10_000) throw new Error(`waited 10 s for ${what}`);
-    await delay(20);
-  }
-}
-
 test("mail stored is announced on the installation's events channel by the process that stored it", {
   skip,
 }, async () => {
@@ -57,7 +51,7 @@ test("mail stored is announced on the installation's events channel by the proce
       const before = listener.heard.length;
       const sent = await sendMail({ port: server.smtpPort, to: ADDRESS, subject, text: 'Hello' });
       assert.equal(sent.code, 250, sent.response);
-      await until(() => listener.heard.length > before, `the announcement of ${subject}`);
+      await eventually(async () => listener.heard.length > before, `the announcement of ${subject}`);
     }
     // Every announcement names the process (a trigger's at each commit would be empty), and it is one process.
     const senders = new Set(listener.heard.map(({ payload }) => payload));
@@ -90,7 +84,10 @@ test('commits announced one after another share NOTIFYs 50 ms apart, and the las
       lastAnnouncedAt = performance.now();
       await nextTurn();
     }
-    await until(() => (listener.heard.at(-1)?.at ?? 0) > lastAnnouncedAt, 'an announcement after the last commit');
+    await eventually(
+      async () => (listener.heard.at(-1)?.at ?? 0) > lastAnnouncedAt,
+      'an announcement after the last commit',
+    );
     await delay(200);
     const elapsed = listener.heard.at(-1)!.at - started;
     assert.ok(announced > 100, `${announced} commits announced`);

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { movableClock } from '../helpers/clock.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { apiClient } from '../helpers/http.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { type MailWorld, startMailWorld } from '../mail/setup.ts';
-import { eventually, isErased, isKept, type Sent, sendTracked } from './setup.ts';
+import { isErased, isKept, type Sent, sendTracked } from './setup.ts';
 
 /**
  * What a period does not reach. The account keeps mail 2 days. Domain held.test and the address

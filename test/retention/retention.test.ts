@@ -3,9 +3,10 @@ import { after, before, test } from 'node:test';
 import { openEventStream } from '../events/sse-client.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { movableClock } from '../helpers/clock.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { apiClient } from '../helpers/http.ts';
 import { type MailWorld, startMailWorld } from '../mail/setup.ts';
-import { eventually, isErased, isKept, type Sent, segmentFiles, sendTracked } from './setup.ts';
+import { isErased, isKept, type Sent, segmentFiles, sendTracked } from './setup.ts';
 
 /**
  * Retention at each level with a moved clock: the account keeps mail 30 days, domain b.test 10, its address

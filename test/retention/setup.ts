@@ -5,15 +5,6 @@ import { sql } from 'kysely';
 import { rawBlobKeys } from '../helpers/blobs.ts';
 import type { MailWorld } from '../mail/setup.ts';
 
-/** Polls `check` until it holds, a bounded number of times; the sweeper runs on its own timer. */
-export async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`never happened: ${what}`);
-}
-
 /** One stored email, with what a test checks of it once it is erased. */
 export interface Sent {
   id: string;
