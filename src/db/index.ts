@@ -4,7 +4,7 @@ export { type DatabaseConfig, type DatabaseHandle, type Db, openDatabase, type S
 export { onPostgres } from './dialect.ts';
 export { type Flag, fromFlag, toFlag } from './flags.ts';
 export { CommitOutcomeUnknown, GroupCommitter, isCommitOutcomeUnknown, type Session } from './group-committer.ts';
-export { insertRow, insertRows, insertTables } from './insert-row.ts';
+export { insertRow, insertRows, insertTables, textArray } from './insert-row.ts';
 export { fromJson } from './json.ts';
 export { lockWaitingSession } from './lock-waiting-session.ts';
 export { migrateToLatest, pendingMigrations, watchForNewerSchema } from './migrate.ts';

@@ -23,7 +23,7 @@ const TEXT_OID = 25;
  * PostgreSQL copies each element as it stands, where a JSON or array literal is unescaped a character at a time,
  * which cost more of its CPU than the insert itself on 10 KB bodies.
  */
-function textArray(values: readonly PreparedValue[]): Buffer {
+export function textArray(values: readonly PreparedValue[]): Buffer {
   const texts = values.map((value) => (value === null ? null : String(value)));
   let size = 20;
   for (const text of texts) size += 4 + (text === null ? 0 : Buffer.byteLength(text));

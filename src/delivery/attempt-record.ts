@@ -1,45 +1,17 @@
-import type { Insertable, QueryCreator, Transaction } from 'kysely';
+import { type Insertable, sql, type Transaction } from 'kysely';
 import { newId } from '../core/index.ts';
 import {
   type Database,
-  type Db,
   type DeliveryAttemptsTable,
   type DeliveryStatus,
-  type EventsTable,
-  insertRow,
+  insertTables,
   onPostgres,
-  type PreparedValue,
   preparedQuery,
+  textArray,
   toFlag,
 } from '../db/index.ts';
-import { appendEvents, eventRow, type NewEvent } from '../events/index.ts';
+import { eventRow, type NewEvent } from '../events/index.ts';
 import type { DeliveryFailureObserver, DeliveryJob, FinishedAttempt } from './outbox-store.ts';
-
-/**
- * PostgreSQL: records `finished` by one statement of its own (see attemptAtOnce); resolves to false, having written
- * nothing, when its delivery is gone (its email was erased while the attempt was made).
- */
-export async function recordAttemptAtOnce(db: Db, finished: FinishedAttempt): Promise<boolean> {
-  const { job, attempt, event, endedAt } = attemptWrites(finished);
-  try {
-    await attemptAtOnce(db, {
-      ...job,
-      ...prefixed(attempt, 'attempt.'),
-      ...prefixed(eventRow(event, endedAt), 'event.'),
-    });
-    return true;
-  } catch (error) {
-    // The attempt's foreign key checks, under a lock an erase waits for, that the delivery still exists; failing it,
-    // the statement wrote nothing.
-    if (isMissingDelivery(error)) return false;
-    throw error;
-  }
-}
-
-function isMissingDelivery(error: unknown): boolean {
-  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
-  return code === '23503' && constraint === 'delivery_attempts_delivery_id_fkey';
-}
 
 /** A job's state after an attempt, and the worker whose lease fences it. */
 type JobOutcome = {
@@ -117,9 +89,9 @@ function attemptWrites({ job, owner, attempt, result }: FinishedAttempt): Attemp
   };
 }
 
-/** The update that moves a job on after an attempt, fenced by its owner. */
-function updateJob(db: QueryCreator<Database>, values: JobOutcome) {
-  return db
+/** SQLite: the update that moves one job on after an attempt, fenced by its owner; prepared, as it runs for each. */
+const finishJob = preparedQuery((db, values: JobOutcome) =>
+  db
     .updateTable('deliveries')
     .set((eb) => ({
       status: values.status as DeliveryStatus,
@@ -135,47 +107,59 @@ function updateJob(db: QueryCreator<Database>, values: JobOutcome) {
     }))
     .where('id', '=', values.id)
     .where('lease_owner', '=', values.owner)
-    .returning('id');
-}
+    .returning('id'),
+);
 
-/** Prepared, as it runs for every attempt recorded in a transaction. */
-const finishJob = preparedQuery((db, values: JobOutcome) => updateJob(db, values));
+/** The members of JobOutcome, in the order the PostgreSQL update takes them as arrays. */
+const JOB_OUTCOME_KEYS = [
+  'id',
+  'owner',
+  'status',
+  'nextAttemptAt',
+  'lastAttemptAt',
+  'statusCode',
+  'error',
+  'responseData',
+  'updatedAt',
+] as const satisfies readonly (keyof JobOutcome)[];
 
 /**
- * PostgreSQL: an attempt's three writes in one statement, committed on its own. In a transaction an attempt costs five
- * round trips (BEGIN, three statements, COMMIT), and there the attempts' batches stay near one attempt. SQLite writes
- * only in a statement's main clause, and its statements cost no round trip.
+ * PostgreSQL: the same update for every job of a batch in one statement, each member of JobOutcome one `text[]`
+ * parameter (see textArray), so that its text is the same for any number of jobs and it is prepared once.
  */
-const attemptAtOnce = preparedQuery(
-  (db, values: JobOutcome & Record<`attempt.${string}` | `event.${string}`, PreparedValue>) =>
-    db
-      .with('finished', (qc) => updateJob(qc, values))
-      .with('logged', (qc) =>
-        qc
-          .insertInto('delivery_attempts')
-          .values(unprefixed(values, 'attempt.') as Insertable<DeliveryAttemptsTable>)
-          .returning('id'),
-      )
-      .insertInto('events')
-      .values(unprefixed(values, 'event.') as Insertable<EventsTable>),
+const finishJobsAtOnce = preparedQuery(
+  (db, values: Record<(typeof JOB_OUTCOME_KEYS)[number], Buffer>) => ({
+    compile: () =>
+      sql<{ id: string }>`update deliveries set status = job.status, attempts = deliveries.attempts + 1,
+        next_attempt_at = job.next_attempt_at, lease_owner = null, lease_expires_at = null,
+        last_attempt_at = job.last_attempt_at, last_status_code = job.status_code::integer, last_error = job.error,
+        response_data = job.response_data, updated_at = job.updated_at
+        from unnest(${values.id}::text[], ${values.owner}::text[], ${values.status}::text[],
+          ${values.nextAttemptAt}::text[], ${values.lastAttemptAt}::text[], ${values.statusCode}::text[],
+          ${values.error}::text[], ${values.responseData}::text[], ${values.updatedAt}::text[])
+          as job (id, owner, status, next_attempt_at, last_attempt_at, status_code, error, response_data, updated_at)
+        where deliveries.id = job.id and deliveries.lease_owner = job.owner
+        returning deliveries.id`.compile(db),
+  }),
   { named: true },
 );
 
-/** `row`'s columns named `prefix` + column, as a prepared query's values. */
-function prefixed(row: Record<string, PreparedValue>, prefix: string): Record<string, PreparedValue> {
-  return Object.fromEntries(Object.entries(row).map(([column, value]) => [`${prefix}${column}`, value]));
+/** Moves every job on whose lease is still the worker's; returns the ids of those it moved. */
+async function finishJobs(trx: Transaction<Database>, jobs: readonly JobOutcome[]): Promise<Set<string>> {
+  if (!onPostgres(trx)) {
+    const finished = new Set<string>();
+    for (const job of jobs) for (const { id } of await finishJob(trx, job)) finished.add(id);
+    return finished;
+  }
+  // While the table grows, before autovacuum analyzes it, PostgreSQL's estimate of its size lags far behind, and the
+  // planner hash-joined the batch to a scan of every delivery; by primary key each job is one index probe.
+  await sql`set local enable_seqscan = off`.execute(trx);
+  const arrays = Object.fromEntries(JOB_OUTCOME_KEYS.map((key) => [key, textArray(jobs.map((job) => job[key]))]));
+  const rows = await finishJobsAtOnce(trx, arrays as Record<(typeof JOB_OUTCOME_KEYS)[number], Buffer>);
+  return new Set(rows.map(({ id }) => id));
 }
 
-/** The values named `prefix` + column, as a row. */
-function unprefixed(values: Record<string, PreparedValue>, prefix: string): Record<string, PreparedValue> {
-  return Object.fromEntries(
-    Object.entries(values)
-      .filter(([key]) => key.startsWith(prefix))
-      .map(([key, value]) => [key.slice(prefix.length), value]),
-  );
-}
-
-/** What recording an attempt in a transaction did. */
+/** What recording an attempt did. */
 export type AttemptRecorded =
   /** Wrote it; `toldFailure`: told `failures` of the failed end. */
   | { recorded: true; toldFailure: boolean }
@@ -183,45 +167,65 @@ export type AttemptRecorded =
   | { recorded: false };
 
 /**
- * One attempt's unit of work in a transaction: its writes (attemptWrites) and a failed end told to `failures` when the
- * job was still leased to this worker; nothing when its delivery no longer exists.
+ * Records finished attempts in one transaction, each as its own unit of work: its job moved on, fenced by its owner;
+ * its log row and event, also when the lease was lost; its failed end told to `failures` when the job was still
+ * leased to this worker; nothing at all when its delivery no longer exists. On PostgreSQL each table's writes are one
+ * statement whatever the number of attempts: a transaction costs five round trips, where one statement per attempt
+ * made each attempt a commit of its own.
  */
-export async function recordAttempt(
+export async function recordAttempts(
   trx: Transaction<Database>,
-  finished: FinishedAttempt,
+  batch: readonly FinishedAttempt[],
   failures: DeliveryFailureObserver | undefined,
-): Promise<AttemptRecorded> {
-  const writes = attemptWrites(finished);
-  const [updated] = await finishJob(trx, writes.job);
-  if (!updated && !(await deliveryKept(trx, writes.job.id))) return { recorded: false };
-  await insertRow(trx, 'delivery_attempts', writes.attempt);
-  await appendEvents(trx, [writes.event], writes.endedAt);
-  const { job, result, attempt, targetName } = finished;
-  if (!updated || result.status !== 'failed' || !failures) return { recorded: true, toldFailure: false };
-  await failures.failed(trx, {
-    accountId: job.account_id,
-    deliveryId: job.id,
-    emailId: job.email_id,
-    targetType: job.target_type,
-    targetId: job.target_id,
-    targetName,
-    endpointDeactivated: result.endpointDeactivated === true,
-    attempts: writes.attempt.attempt,
-    statusCode: attempt.statusCode,
-    error: attempt.error,
-  });
-  return { recorded: true, toldFailure: true };
+): Promise<AttemptRecorded[]> {
+  const writes = batch.map(attemptWrites);
+  const moved = await finishJobs(
+    trx,
+    writes.map(({ job }) => job),
+  );
+  const leaseLost = writes.filter(({ job }) => !moved.has(job.id)).map(({ job }) => job.id);
+  const kept = leaseLost.length > 0 ? await deliveriesKept(trx, leaseLost) : new Set<string>();
+  const recorded = writes.filter(({ job }) => moved.has(job.id) || kept.has(job.id));
+  await insertTables(trx, [
+    { table: 'delivery_attempts', rows: recorded.map(({ attempt }) => attempt) },
+    { table: 'events', rows: recorded.map(({ event, endedAt }) => eventRow(event, endedAt)) },
+  ]);
+  const outcomes: AttemptRecorded[] = [];
+  for (const [index, { job, result, attempt, targetName }] of batch.entries()) {
+    if (!moved.has(job.id)) {
+      outcomes.push(kept.has(job.id) ? { recorded: true, toldFailure: false } : { recorded: false });
+      continue;
+    }
+    if (result.status !== 'failed' || !failures) {
+      outcomes.push({ recorded: true, toldFailure: false });
+      continue;
+    }
+    await failures.failed(trx, {
+      accountId: job.account_id,
+      deliveryId: job.id,
+      emailId: job.email_id,
+      targetType: job.target_type,
+      targetId: job.target_id,
+      targetName,
+      endpointDeactivated: result.endpointDeactivated === true,
+      attempts: writes[index]!.attempt.attempt,
+      statusCode: attempt.statusCode,
+      error: attempt.error,
+    });
+    outcomes.push({ recorded: true, toldFailure: true });
+  }
+  return outcomes;
 }
 
 /**
- * Whether a delivery whose fenced update found no row still exists (another worker took its lease over) rather than
- * being erased. PostgreSQL: the row is then locked against deletion until the commit; on SQLite the transaction holds
- * the write lock since its update.
+ * Which of the deliveries whose fenced update found no row still exist (another worker took their lease over) rather
+ * than being erased. PostgreSQL: those rows are then locked against deletion until the commit; on SQLite the
+ * transaction holds the write lock since its update.
  */
-async function deliveryKept(trx: Transaction<Database>, id: string): Promise<boolean> {
-  let query = trx.selectFrom('deliveries').select('id').where('id', '=', id);
+async function deliveriesKept(trx: Transaction<Database>, ids: readonly string[]): Promise<Set<string>> {
+  let query = trx.selectFrom('deliveries').select('id').where('id', 'in', ids);
   if (onPostgres(trx)) query = query.forKeyShare();
-  return (await query.executeTakeFirst()) !== undefined;
+  return new Set((await query.execute()).map(({ id }) => id));
 }
 
 /** The event reporting one attempt on a job (or its end without one: `attempt` null). */

@@ -47,6 +47,11 @@ export interface DeliverySystemOptions {
   };
 }
 
+/**
+ * Attempt transactions at once on PostgreSQL, at most half the pool (claims, the attempts' reads and the API keep
+ * connections): with two, one gathers finished attempts while the other commits, as ingest's writer does.
+ */
+const POSTGRES_ATTEMPT_TRANSACTIONS = 2;
 /** Fresh jobs that may wait in memory per delivery slot, each with its email (see DeliveryWorker.newJobLease). */
 const MAX_WAITING_PER_SLOT = 32;
 /** A fresh job keeps its raw message while it waits only up to this size; a larger one is read back when it runs. */
@@ -65,9 +70,10 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
   const store = new OutboxStore(db, {
     kind: options.database.kind,
     maxAttemptsBatch: settings.concurrency,
-    // Half the pool, so that claims, the attempts' reads and the API keep connections while attempts are recorded.
     attemptTransactions:
-      options.database.kind === 'postgres' ? Math.max(1, Math.floor(options.database.poolSize / 2)) : 1,
+      options.database.kind === 'postgres'
+        ? Math.min(POSTGRES_ATTEMPT_TRANSACTIONS, Math.max(1, Math.floor(options.database.poolSize / 2)))
+        : 1,
     eventsAppended: options.eventsAppended,
     failures: options.failures,
   });

@@ -9,7 +9,7 @@ import {
   type Session,
 } from '../db/index.ts';
 import { appendEvents } from '../events/index.ts';
-import { deliveryEvent, recordAttempt, recordAttemptAtOnce } from './attempt-record.ts';
+import { type AttemptRecorded, deliveryEvent, recordAttempts } from './attempt-record.ts';
 
 /** A job as delivery runs it; `queued_at` is only the queue gauges' (and a new job's is null, left out of its insert). */
 export type DeliveryJob = Omit<Selectable<DeliveriesTable>, 'queued_at'>;
@@ -94,10 +94,8 @@ export class OutboxStore {
 
   /**
    * `maxAttemptsBatch`: attempts recorded at once without waiting for others, e.g. every delivery slot's.
-   * `attemptTransactions`: transactions recording attempts at once (on PostgreSQL only those that end a job failed,
-   * see finishAttempt). SQLite has one writer; on PostgreSQL a batch's statements run one after another, each a round
-   * trip, so one transaction at a time caps deliveries at a few round trips each: on a busy machine, below a modest
-   * rate of mail (see docs/performance.md, the soak).
+   * `attemptTransactions`: transactions recording attempts at once on PostgreSQL (SQLite has one writer). With more,
+   * attempts finishing while one commits start another instead of joining the next: more commits, smaller batches.
    * `failures` is told of each delivery that ends failed, in the transaction that records it (health alerts).
    */
   constructor(
@@ -208,25 +206,26 @@ export class OutboxStore {
 
   /**
    * Records an attempt and moves its job on, fenced by its owner (the attempt is logged either way). Attempts finishing
-   * within a few milliseconds of each other share one transaction (one commit, one WAL fsync on SQLite); on PostgreSQL
-   * each is one statement of its own (recordAttemptAtOnce), unless it ends a job failed, which `failures` is told of in
-   * the same transaction. The promise resolves once this one is committed, so the job stays leased (and its lease
-   * renewed) until then: a crash before that only repeats the attempt, which at-least-once delivery allows.
-   * Resolves to false when the job was erased with its email while the attempt was made: there is nothing left to
-   * record it on, and nothing is written about mail that is gone.
+   * within a few milliseconds of each other, or while the transactions allowed at once are committing, share one
+   * transaction (one commit; on SQLite one WAL write, on PostgreSQL one statement per table, see recordAttempts). The
+   * promise resolves once this one is committed, so the job stays leased (and its lease renewed) until then: a crash
+   * before that only repeats the attempt, which at-least-once delivery allows. Resolves to false when the job was
+   * erased with its email while the attempt was made: there is nothing left to record it on, and nothing is written
+   * about mail that is gone.
    */
   async finishAttempt(finished: FinishedAttempt): Promise<boolean> {
-    if (this.postgres && !(finished.result.status === 'failed' && this.failures)) {
-      const recorded = await recordAttemptAtOnce(this.db, finished);
-      if (recorded) this.eventsAppended();
-      return recorded;
-    }
-    const outcome = await this.attempts.run((trx) => recordAttempt(trx, finished, this.failures));
+    const outcome = await this.attempts.runBatched(finished, this.recordAttempts);
     if (!outcome.recorded) return false;
     this.eventsAppended();
     if (outcome.toldFailure) this.failures?.committed();
     return true;
   }
+
+  /** One transaction's attempts; one function for all, so that the committer writes them together. */
+  private readonly recordAttempts = (
+    trx: Transaction<Database>,
+    batch: readonly FinishedAttempt[],
+  ): Promise<AttemptRecorded[]> => recordAttempts(trx, batch, this.failures);
 
   /** Ends a job without an attempt (its target is gone or switched off). */
   async abandon(job: DeliveryJob, owner: string, reason: string, now: Date): Promise<void> {

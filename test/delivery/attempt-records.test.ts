@@ -62,14 +62,14 @@ test('PostgreSQL: an attempt whose record waits for a row lock does not hold up 
     await client.query('begin');
     await client.query(`select id from "${schema}".deliveries where email_id = $1 for update`, [first]);
     await held.stop();
-    // The statements blocked by this client's transaction that record an attempt (not the lease renewal's): on
-    // PostgreSQL one statement that updates the job, then logs the attempt and its event. Activity statistics are
-    // read once per transaction unless cleared.
+    // The statements blocked by this client's transaction that record an attempt (not the lease renewal's): the
+    // update that moves a batch's jobs on, in the transaction that then logs the attempts and their events. Activity
+    // statistics are read once per transaction unless cleared.
     const waitingUpdates = async () => {
       await client.query('select pg_stat_clear_snapshot()');
       return client.query(
         `select count(*)::int as count from pg_stat_activity
-          where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like 'with "finished" as (update "deliveries" set "status"%'`,
+          where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like 'update deliveries set status = job.status%'`,
       );
     };
     for (let look = 0; look < 400 && (await waitingUpdates()).rows[0].count === 0; look++) {
@@ -77,7 +77,7 @@ test('PostgreSQL: an attempt whose record waits for a row lock does not hold up 
     }
     assert.equal((await waitingUpdates()).rows[0].count, 1, "the held attempt's record waits for the lock");
 
-    // Another mail's attempt is recorded meanwhile, in a transaction of its own.
+    // Another mail's attempt is recorded meanwhile, in the other transaction allowed at once.
     const second = await send('prompt@records.test');
     const delivered = await waitForDelivery(api, second);
     assert.equal(delivered.status, 'success');
