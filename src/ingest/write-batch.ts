@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, EmailsTable, ThreadsTable } from '../db/index.ts';
-import { insertTables, onPostgres, preparedQuery } from '../db/index.ts';
+import { insertTables, onPostgres, preparedQuery, textArray } from '../db/index.ts';
 import type { DeliveryJob, JobTarget } from '../delivery/index.ts';
 import { eventRow, type NewEvent } from '../events/index.ts';
 import type { PreparedMessage } from './email-writer.ts';
@@ -27,6 +27,20 @@ const storedByMessageId = preparedQuery((db, { accountId, messageIds }: { accoun
 );
 
 /**
+ * The locks' statement, its keys one binary `text[]` parameter (see textArray): named, as its plan reads no table, so
+ * that it is parsed once per connection rather than at every transaction.
+ */
+const takeAdvisoryLocks = preparedQuery(
+  (db, { keys }: { keys: Buffer }) => ({
+    compile: () =>
+      sql`select pg_advisory_xact_lock(k) from (select distinct hashtextextended(key, 0) as k from unnest(${keys}::text[]) as key order by k) as locks`.compile(
+        db,
+      ),
+  }),
+  { named: true },
+);
+
+/**
  * PostgreSQL: a transaction lock per account and Message-ID the batch looks up, taken in one order, so that another
  * process storing the same message at once (a sender retrying at another MX) waits for this commit and then finds
  * the copy, rather than both reading none and storing it twice.
@@ -34,9 +48,7 @@ const storedByMessageId = preparedQuery((db, { accountId, messageIds }: { accoun
 async function lockMessageIds(trx: Transaction<Database>, idsByAccount: Map<string, Set<string>>): Promise<void> {
   const keys = [...idsByAccount].flatMap(([accountId, ids]) => [...ids].map((id) => `${accountId} ${id}`));
   if (keys.length === 0) return;
-  await sql`select pg_advisory_xact_lock(k) from (select distinct hashtextextended(key, 0) as k from unnest(${keys}::text[]) as key order by k) as locks`.execute(
-    trx,
-  );
+  await takeAdvisoryLocks(trx, { keys: textArray(keys) });
 }
 
 /** A stored email that ingest's lookups can find: read from the database, or stored earlier in this batch. */
