@@ -165,19 +165,28 @@ export class OutboxStore {
     );
   }
 
-  /** Pushes the leases of jobs still in flight forward. */
+  /**
+   * Pushes the leases of jobs still in flight forward. PostgreSQL: rows another transaction is writing are left alone
+   * (an attempt's record finishing them, an erase deleting them): waiting for them while holding the others, the
+   * renewal deadlocked with the attempts' batches, which lock their rows in another order.
+   */
   async extendLeases(owner: string, ids: string[], now: Date, leaseMs: number): Promise<void> {
     if (ids.length === 0) return;
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    await this.session((db) =>
-      db
-        .updateTable('deliveries')
-        .set({ lease_expires_at: until, next_attempt_at: until })
+    await this.session((db) => {
+      let leased = db
+        .selectFrom('deliveries')
+        .select('id')
         .where('lease_owner', '=', owner)
         .where('status', '=', 'processing')
-        .where('id', 'in', ids)
-        .execute(),
-    );
+        .where('id', 'in', ids);
+      if (this.postgres) leased = leased.forUpdate().skipLocked();
+      return db
+        .updateTable('deliveries')
+        .set({ lease_expires_at: until, next_attempt_at: until })
+        .where('id', 'in', leased)
+        .execute();
+    });
   }
 
   /** Gives unfinished jobs back (graceful shutdown), due at once for whichever worker comes next. */

@@ -92,3 +92,61 @@ test('PostgreSQL: an attempt whose record waits for a row lock does not hold up 
     await client.end();
   }
 });
+
+test('PostgreSQL: a lease renewal passes over a job whose row another transaction holds, rather than waiting for it', {
+  skip,
+}, async () => {
+  // Leases of a second, renewed every third of it: several renewals while the row is held.
+  const renewing = await startTestApp({ DNS_SERVERS: dns.address, DELIVERY_LEASE_SECONDS: '1' });
+  const hanging = await startWebhookReceiver();
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    const renewingApi = apiClient(renewing.baseUrl, renewing.apiKey);
+    const { id: domainId } = await createVerifiedDomain(renewingApi, dns, 'renewals.test');
+    const endpoint = await createWebhookEndpoint(renewingApi, 'hanging', { url: hanging.url });
+    await routeAddress(renewingApi, 'slow@renewals.test', domainId, { endpointId: endpoint.id });
+    hanging.answer('hang');
+    const sent = await sendMail({ port: renewing.smtpPort, from: 'ann@sender.test', to: 'slow@renewals.test' });
+    assert.equal(sent.code, 250, sent.response);
+    await hanging.waitForRequests(1);
+
+    // The job's row held as an attempt's record or an erase holds it, while its webhook is still being sent.
+    const { schema } = renewing.app.config.database as { schema: string };
+    await client.query('begin');
+    await client.query(`select id from "${schema}".deliveries where email_id = $1 for update`, [sent.queuedIds[0]]);
+    const renewed = async () =>
+      (
+        await client.query(`select lease_expires_at from "${schema}".deliveries where email_id = $1`, [
+          sent.queuedIds[0],
+        ])
+      ).rows[0].lease_expires_at as string;
+    const leaseBefore = await renewed();
+    const blockedRenewals = async () => {
+      await client.query('select pg_stat_clear_snapshot()');
+      const { rows } = await client.query(
+        `select count(*)::int as count from pg_stat_activity
+          where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like 'update "deliveries" set "lease_expires_at"%'`,
+      );
+      return rows[0].count as number;
+    };
+    // Three renewals' time: each would have waited for this transaction.
+    for (let look = 0; look < 12; look++) {
+      assert.equal(await blockedRenewals(), 0, 'no renewal waits for the held row');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(await renewed(), leaseBefore, 'the held row was passed over');
+    await client.query('commit');
+
+    // Released, the row is renewed again while the webhook hangs.
+    const deadline = Date.now() + 10_000;
+    while ((await renewed()) === leaseBefore && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.notEqual(await renewed(), leaseBefore);
+  } finally {
+    await client.end();
+    await hanging.close();
+    await renewing.close();
+  }
+});
