@@ -4,6 +4,7 @@ import pg from 'pg';
 import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -138,12 +139,7 @@ test('PostgreSQL: a lease renewal passes over a job whose row another transactio
     assert.equal(await renewed(), leaseBefore, 'the held row was passed over');
     await client.query('commit');
 
-    // Released, the row is renewed again while the webhook hangs.
-    const deadline = Date.now() + 10_000;
-    while ((await renewed()) === leaseBefore && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.notEqual(await renewed(), leaseBefore);
+    await eventually(async () => (await renewed()) !== leaseBefore, 'the released row renewed while the webhook hangs');
   } finally {
     await client.end();
     await hanging.close();
