@@ -185,34 +185,32 @@ export async function recordAttempts(
   );
   const leaseLost = writes.filter(({ job }) => !moved.has(job.id)).map(({ job }) => job.id);
   const kept = leaseLost.length > 0 ? await deliveriesKept(trx, leaseLost) : new Set<string>();
-  const recorded = writes.filter(({ job }) => moved.has(job.id) || kept.has(job.id));
+  const exists = (id: string) => moved.has(id) || kept.has(id);
+  const recorded = writes.filter(({ job }) => exists(job.id));
   await insertTables(trx, [
     { table: 'delivery_attempts', rows: recorded.map(({ attempt }) => attempt) },
     { table: 'events', rows: recorded.map(({ event, endedAt }) => eventRow(event, endedAt)) },
   ]);
   const outcomes: AttemptRecorded[] = [];
   for (const [index, { job, result, attempt, targetName }] of batch.entries()) {
-    if (!moved.has(job.id)) {
-      outcomes.push(kept.has(job.id) ? { recorded: true, toldFailure: false } : { recorded: false });
-      continue;
-    }
-    if (result.status !== 'failed' || !failures) {
+    if (!exists(job.id)) outcomes.push({ recorded: false });
+    else if (!moved.has(job.id) || result.status !== 'failed' || !failures) {
       outcomes.push({ recorded: true, toldFailure: false });
-      continue;
+    } else {
+      await failures.failed(trx, {
+        accountId: job.account_id,
+        deliveryId: job.id,
+        emailId: job.email_id,
+        targetType: job.target_type,
+        targetId: job.target_id,
+        targetName,
+        endpointDeactivated: result.endpointDeactivated === true,
+        attempts: writes[index]!.attempt.attempt,
+        statusCode: attempt.statusCode,
+        error: attempt.error,
+      });
+      outcomes.push({ recorded: true, toldFailure: true });
     }
-    await failures.failed(trx, {
-      accountId: job.account_id,
-      deliveryId: job.id,
-      emailId: job.email_id,
-      targetType: job.target_type,
-      targetId: job.target_id,
-      targetName,
-      endpointDeactivated: result.endpointDeactivated === true,
-      attempts: writes[index]!.attempt.attempt,
-      statusCode: attempt.statusCode,
-      error: attempt.error,
-    });
-    outcomes.push({ recorded: true, toldFailure: true });
   }
   return outcomes;
 }
