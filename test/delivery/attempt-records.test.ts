@@ -40,6 +40,20 @@ async function send(to: string): Promise<string> {
   return sent.queuedIds[0]!;
 }
 
+/**
+ * How many statements starting with `start` wait for a lock `client`'s transaction holds. Activity statistics are read
+ * once per transaction unless cleared.
+ */
+async function blockedBy(client: pg.Client, start: string): Promise<number> {
+  await client.query('select pg_stat_clear_snapshot()');
+  const { rows } = await client.query(
+    `select count(*)::int as count from pg_stat_activity
+      where pg_backend_pid() = any(pg_blocking_pids(pid)) and starts_with(query, $1)`,
+    [start],
+  );
+  return rows[0].count;
+}
+
 test('PostgreSQL: an attempt whose record waits for a row lock does not hold up the records of other attempts', {
   skip,
 }, async () => {
@@ -64,19 +78,12 @@ test('PostgreSQL: an attempt whose record waits for a row lock does not hold up 
     await client.query(`select id from "${schema}".deliveries where email_id = $1 for update`, [first]);
     await held.stop();
     // The statements blocked by this client's transaction that record an attempt (not the lease renewal's): the
-    // update that moves a batch's jobs on, in the transaction that then logs the attempts and their events. Activity
-    // statistics are read once per transaction unless cleared.
-    const waitingUpdates = async () => {
-      await client.query('select pg_stat_clear_snapshot()');
-      return client.query(
-        `select count(*)::int as count from pg_stat_activity
-          where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like 'update deliveries set status = job.status%'`,
-      );
-    };
-    for (let look = 0; look < 400 && (await waitingUpdates()).rows[0].count === 0; look++) {
+    // update that moves a batch's jobs on, in the transaction that then logs the attempts and their events.
+    const waitingUpdates = () => blockedBy(client, 'update deliveries set status = job.status');
+    for (let look = 0; look < 400 && (await waitingUpdates()) === 0; look++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    assert.equal((await waitingUpdates()).rows[0].count, 1, "the held attempt's record waits for the lock");
+    assert.equal(await waitingUpdates(), 1, "the held attempt's record waits for the lock");
 
     // Another mail's attempt is recorded meanwhile, in the other transaction allowed at once.
     const second = await send('prompt@records.test');
@@ -116,30 +123,29 @@ test('PostgreSQL: a lease renewal passes over a job whose row another transactio
     const { schema } = renewing.app.config.database as { schema: string };
     await client.query('begin');
     await client.query(`select id from "${schema}".deliveries where email_id = $1 for update`, [sent.queuedIds[0]]);
-    const renewed = async () =>
+    const leaseExpiry = async () =>
       (
         await client.query(`select lease_expires_at from "${schema}".deliveries where email_id = $1`, [
           sent.queuedIds[0],
         ])
       ).rows[0].lease_expires_at as string;
-    const leaseBefore = await renewed();
-    const blockedRenewals = async () => {
-      await client.query('select pg_stat_clear_snapshot()');
-      const { rows } = await client.query(
-        `select count(*)::int as count from pg_stat_activity
-          where pg_backend_pid() = any(pg_blocking_pids(pid)) and query like 'update "deliveries" set "lease_expires_at"%'`,
-      );
-      return rows[0].count as number;
-    };
+    const leaseBefore = await leaseExpiry();
     // Three renewals' time: each would have waited for this transaction.
     for (let look = 0; look < 12; look++) {
-      assert.equal(await blockedRenewals(), 0, 'no renewal waits for the held row');
+      assert.equal(
+        await blockedBy(client, 'update "deliveries" set "lease_expires_at"'),
+        0,
+        'no renewal waits for the held row',
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    assert.equal(await renewed(), leaseBefore, 'the held row was passed over');
+    assert.equal(await leaseExpiry(), leaseBefore, 'the held row was passed over');
     await client.query('commit');
 
-    await eventually(async () => (await renewed()) !== leaseBefore, 'the released row renewed while the webhook hangs');
+    await eventually(
+      async () => (await leaseExpiry()) !== leaseBefore,
+      'the released row renewed while the webhook hangs',
+    );
   } finally {
     await client.end();
     await hanging.close();
