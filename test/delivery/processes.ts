@@ -9,8 +9,8 @@ export interface MailroomProcess extends ServerProcess {
 
 /**
  * Starts `src/main.ts` with `env` on fixed HTTP and SMTP ports and an API client bound to it. Ports `env` does not
- * fix are picked free; another test may take one between the pick and the child's listen, so on EADDRINUSE they are
- * picked again.
+ * fix are picked free; another test may take one between the pick and the child's listen, so when the child says a
+ * port is in use they are picked again.
  */
 export async function startMailroom(env: Record<string, string>, apiKey: string): Promise<MailroomProcess> {
   const portsPicked = !(Number(env.PORT) && Number(env.SMTP_PORT));
@@ -20,7 +20,7 @@ export async function startMailroom(env: Record<string, string>, apiKey: string)
       const process = await startServerProcess({ ...env, PORT: String(httpPort), SMTP_PORT: String(smtpPort) });
       return { ...process, smtpPort, api: apiClient(process.httpUrl, apiKey) };
     } catch (error) {
-      if (!portsPicked || attempt === 3 || !String(error).includes('EADDRINUSE')) throw error;
+      if (!portsPicked || attempt === 3 || !/PORT \d+ is in use: /.test(String(error))) throw error;
     }
   }
 }
