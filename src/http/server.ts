@@ -1,3 +1,4 @@
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -18,6 +19,7 @@ import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService }
 import { logAnsweredRequest } from './access-log.ts';
 import type { ApiRateLimit } from './auth.ts';
 import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
+import { serializersOnFirstUse, validatorsOnFirstUse } from './compile-on-first-use.ts';
 import { type HttpLimits, limitOptions } from './connection-limits.ts';
 import { refuseEncodedBodies } from './content-encoding.ts';
 import { e2Routes } from './e2/routes.ts';
@@ -100,7 +102,12 @@ export async function buildHttpServer(
     frameworkErrors: handleError,
     // A filename in an attachment's URL may be 255 bytes, percent-encoded.
     routerOptions: { maxParamLength: 1024 },
-    schemaController: { compilersFactory: { buildValidator: bodiesUncoerced } },
+    schemaController: {
+      compilersFactory: {
+        buildValidator: validatorsOnFirstUse(bodiesUncoerced),
+        buildSerializer: serializersOnFirstUse(SerializerSelector()),
+      },
+    },
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = limits.maxConnections;
