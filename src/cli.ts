@@ -4,8 +4,8 @@ import { basename, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AccountsService, type ApiKey, DEFAULT_ACCOUNT } from './accounts/index.ts';
 import { backUpFsBlobStore } from './blobs/index.ts';
-import { ConfigError, loadConfig } from './config/index.ts';
-import { AppError, NotFound, systemClock } from './core/index.ts';
+import { loadConfig } from './config/index.ts';
+import { AppError, ConfigError, NotFound, systemClock } from './core/index.ts';
 import { backUpSqliteDatabase, migrateToLatest, openDatabase, pendingMigrations } from './db/index.ts';
 import { refusal, serve, serveSandbox } from './server.ts';
 

@@ -1,8 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { bootstrapAccess, revokedConfiguredKeyWarning } from './accounts/index.ts';
 import type { App, ListenError } from './app.ts';
-import { type Config, ConfigError, loadConfig, loadSandboxConfig } from './config/index.ts';
-import { AppError } from './core/index.ts';
+import { type Config, loadConfig, loadSandboxConfig } from './config/index.ts';
+import { AppError, ConfigError } from './core/index.ts';
 import { SANDBOX_DOMAIN, SANDBOX_MX_HOST, type SandboxDns, setUpSandbox, startSandboxDns } from './sandbox/index.ts';
 
 /** How often a running server looks for a migration a newer Mailroom applied (see watchForNewerSchema). */

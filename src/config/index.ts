@@ -2,10 +2,8 @@ import { Resolver } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Value } from 'typebox/value';
-import { urlHost } from '../core/index.ts';
+import { ConfigError, urlHost } from '../core/index.ts';
 import { type Env, EnvSchema } from './schema.ts';
-
-export { MAX_SCHEMA_NAME_BYTES } from './schema.ts';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; file: string; synchronous: Env['SQLITE_SYNCHRONOUS'] }
@@ -91,8 +89,6 @@ export interface Config {
   shutdownTimeoutMs: number;
   logLevel: string;
 }
-
-export class ConfigError extends Error {}
 
 /** What a variable's schema accepts, in words: "one of a, b", "a whole number from 0 to 65535", a description. */
 function accepted(schema: Record<string, unknown>): string {

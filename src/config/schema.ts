@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { MAX_SCHEMA_NAME_BYTES } from '../core/index.ts';
 
 const Port = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
 const Flag = (fallback: boolean) => Type.Boolean({ default: fallback });
@@ -13,12 +14,6 @@ const Seconds = (fallback: number, minimum = 0) =>
 
 /** One label of a host name: letters, digits and hyphens, 1 to 63 of them, no hyphen first or last. */
 const HOST_LABEL = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-
-/**
- * The longest PostgreSQL schema name Mailroom can use: its NOTIFY channels are `mailroom_<what>_<schema>`, a channel
- * name holds at most 63 bytes, and the longest prefix (`mailroom_deliveries_`) takes 20.
- */
-export const MAX_SCHEMA_NAME_BYTES = 43;
 
 /**
  * Every environment variable Mailroom reads, with its default. Values arrive as strings and are converted to

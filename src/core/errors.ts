@@ -13,6 +13,9 @@ export class AppError extends Error {
   }
 }
 
+/** The settings, or the installation they name, refuse a start or a command: printed as one line, no stack trace. */
+export class ConfigError extends Error {}
+
 /** The resource does not exist, or belongs to another account. */
 export class NotFound extends AppError {}
 /** The request is well-formed but breaks a rule. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { ConfigError } from '../config/index.ts';
+import { ConfigError } from '../core/index.ts';
 
 const SQLITE_BUSY = 5;
 

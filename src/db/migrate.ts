@@ -2,8 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
-import { ConfigError } from '../config/index.ts';
-import { type Logger, startPeriodicTask } from '../core/index.ts';
+import { ConfigError, type Logger, startPeriodicTask } from '../core/index.ts';
 import type { DatabaseHandle } from './database.ts';
 
 interface Migration {
