@@ -183,6 +183,34 @@ test('architecture: the check reports an import around index.ts and one against 
   );
 });
 
+/**
+ * Files of a capability that import a value, not only types, from config/index.ts: its values load TypeBox's
+ * validator, hundreds of modules and megabytes of heap in every worker thread whose module graph reaches them.
+ * The root files read the configuration and hand each capability what it needs.
+ */
+function configValueImports(files: readonly string[], read: (file: string) => string): string[] {
+  const valueImport = /^(?:import|export)\s+(?!type\s)[^;]*?from\s+['"]\.\.\/config\/index\.ts['"]/m;
+  return files
+    .filter((file) => !['config', ROOT].includes(capabilityOf(file)) && valueImport.test(read(file)))
+    .map((file) => relative(SRC, file));
+}
+
+test('architecture: capabilities import only types from config, so no thread loads TypeBox for them', () => {
+  assert.deepEqual(
+    configValueImports(sourceFiles(SRC), (file) => readFileSync(file, 'utf8')),
+    [],
+  );
+  const sources: Record<string, string> = {
+    [join(SRC, 'db', 'open.ts')]: "import { ConfigError, type DatabaseConfig } from '../config/index.ts';",
+    [join(SRC, 'blobs', 'store.ts')]: "import type { BlobConfig } from '../config/index.ts';",
+    [join(SRC, 'server.ts')]: "import { loadConfig } from './config/index.ts';",
+  };
+  assert.deepEqual(
+    configValueImports(Object.keys(sources), (file) => sources[file]),
+    [join('db', 'open.ts')],
+  );
+});
+
 test('architecture: no source file under src/ is over 400 lines', () => {
   const files = (function all(dir: string): string[] {
     return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
