@@ -28,6 +28,9 @@ export async function noteFormBody(request: FastifyRequest) {
  * `false` for `legalHold` or `isActive` and `true` as 1 for `retentionDays`, changes nobody asked for. And a body whose
  * schema allows no other properties is refused for one it does not know, rather than having it removed: a misspelt
  * filter of an erase or a rule's condition would otherwise be dropped, and widen what the request takes.
+ *
+ * Each validator compiles on its first call, as serializers do (see compile-on-first-use.ts), and a JSON-only route
+ * never compiles its form variant; the fuzz test reaches every route's validators.
  */
 export const bodiesUncoerced: BuildCompiler = (externalSchemas, options) => {
   const compiler = (customOptions: object) =>
@@ -39,15 +42,31 @@ export const bodiesUncoerced: BuildCompiler = (externalSchemas, options) => {
   const form = compiler({ removeAdditional: false });
   const exact = compiler({ removeAdditional: false, coerceTypes: false });
   const compile: RouteCompiler = (route) => {
-    if (route.httpPart !== 'body') return coercing(route);
-    const [fromForm, fromJson] = [form(route), exact(route)];
-    const validate: Validate = (data) => {
-      const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : fromJson;
-      const valid = chosen(data);
-      validate.errors = chosen.errors;
-      return valid;
-    };
-    return validate;
+    if (route.httpPart !== 'body') return validatorOf(compiledOnFirstCall(() => coercing(route)));
+    const fromForm = compiledOnFirstCall(() => form(route));
+    const fromJson = compiledOnFirstCall(() => exact(route));
+    return validatorOf((data) =>
+      typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm() : fromJson(),
+    );
   };
   return compile as unknown as ReturnType<BuildCompiler>;
 };
+
+/** Validates with the function `choose` gives, and keeps its errors where Fastify reads them: on the validator. */
+function validatorOf(choose: (data: unknown) => Validate): Validate {
+  const validate: Validate = (data) => {
+    const chosen = choose(data);
+    const valid = chosen(data);
+    validate.errors = chosen.errors;
+    return valid;
+  };
+  return validate;
+}
+
+function compiledOnFirstCall(compile: () => Validate): () => Validate {
+  let compiled: Validate | undefined;
+  return () => {
+    compiled ??= compile();
+    return compiled;
+  };
+}

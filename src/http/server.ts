@@ -19,7 +19,7 @@ import type { BlocklistService, ExplainInput, RoutingExplanation, RulesService }
 import { logAnsweredRequest } from './access-log.ts';
 import type { ApiRateLimit } from './auth.ts';
 import { bodiesUncoerced, noteFormBody } from './body-validation.ts';
-import { serializersOnFirstUse, validatorsOnFirstUse } from './compile-on-first-use.ts';
+import { serializersOnFirstUse } from './compile-on-first-use.ts';
 import { type HttpLimits, limitOptions } from './connection-limits.ts';
 import { refuseEncodedBodies } from './content-encoding.ts';
 import { e2Routes } from './e2/routes.ts';
@@ -104,7 +104,7 @@ export async function buildHttpServer(
     routerOptions: { maxParamLength: 1024 },
     schemaController: {
       compilersFactory: {
-        buildValidator: validatorsOnFirstUse(bodiesUncoerced),
+        buildValidator: bodiesUncoerced,
         buildSerializer: serializersOnFirstUse(SerializerSelector()),
       },
     },
