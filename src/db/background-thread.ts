@@ -5,8 +5,12 @@ import { Worker } from 'node:worker_threads';
  * system so that tools and the ingest bench can tell its CPU apart. Its young generation is kept small: V8 would size
  * it from the machine's memory, for garbage these chores hardly make (see docs/performance.md, Memory). It never
  * holds the process open (say, when start-up fails after it began), so what it does must be safe to cut off at exit;
- * `stop` posts it a message, which it answers by finishing and closing its port, and resolves once it has exited.
+ * `stop` posts it a message, which it answers by finishing and closing its port, and resolves once it has exited. A
+ * thread posts `BACKGROUND_THREAD_READY` once it listens for that message; one stopped before is terminated at once
+ * rather than waited for while it loads.
  */
+export const BACKGROUND_THREAD_READY = 'ready';
+
 export function startBackgroundThread(
   module: URL,
   name: string,
@@ -14,13 +18,18 @@ export function startBackgroundThread(
 ): { worker: Worker; stop(): Promise<void> } {
   const worker = new Worker(module, { name, workerData, resourceLimits: { maxYoungGenerationSizeMb: 6 } });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let ready = false;
+  worker.on('message', (message) => {
+    if (message === BACKGROUND_THREAD_READY) ready = true;
+  });
   worker.unref();
   return {
     worker,
     async stop() {
       // Held by the process until it has exited, or a process with nothing else left would end before stop() returns.
       worker.ref();
-      worker.postMessage('stop');
+      if (ready) worker.postMessage('stop');
+      else await worker.terminate();
       await exited;
     },
   };

@@ -1,6 +1,6 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../db/index.ts';
+import { BACKGROUND_THREAD_READY, openDatabase } from '../db/index.ts';
 import type { SearchIndexerThreadData } from './search-indexer.ts';
 import { attachSearchDatabase, indexQueuedEmails } from './sqlite-search-index.ts';
 
@@ -42,3 +42,4 @@ parentPort!.once('message', async () => {
   await handle.close();
   parentPort!.close();
 });
+parentPort!.postMessage(BACKGROUND_THREAD_READY);

@@ -1,5 +1,11 @@
 import type { Logger } from '../core/index.ts';
-import { type DatabaseConfig, type Db, type SqliteConfig, startBackgroundThread } from '../db/index.ts';
+import {
+  BACKGROUND_THREAD_READY,
+  type DatabaseConfig,
+  type Db,
+  type SqliteConfig,
+  startBackgroundThread,
+} from '../db/index.ts';
 import { startSearchVectorRebuild } from './postgres-vector-rebuild.ts';
 
 export interface SearchIndexerThreadData {
@@ -31,9 +37,9 @@ function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Pro
       pollMs: POLL_MS,
     } satisfies SearchIndexerThreadData,
   );
-  thread.worker.on('message', (message: { error: string }) =>
-    logger.warn({ err: message.error }, 'search indexing failed'),
-  );
+  thread.worker.on('message', (message: { error: string } | typeof BACKGROUND_THREAD_READY) => {
+    if (message !== BACKGROUND_THREAD_READY) logger.warn({ err: message.error }, 'search indexing failed');
+  });
   thread.worker.on('error', (error) =>
     logger.error({ err: error }, 'search indexer stopped; searches index what they need'),
   );

@@ -9,6 +9,8 @@ interface PoolWorker<Reply> {
   worker: Worker;
   pending: Map<number, Pending<Reply>>;
   exited: Promise<void>;
+  /** Whether the worker has loaded its module and listens for requests (see serveRequests). */
+  ready: boolean;
 }
 
 type Envelope<T> = { id: number } & T;
@@ -24,6 +26,8 @@ interface CrossingError {
   cause?: CrossingError;
 }
 type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: CrossingError };
+/** What a worker posts once it listens for requests. */
+type Ready = { ready: true };
 
 /** How deep a chain of causes crosses; deeper ones are left out. */
 const MAX_CAUSES = 3;
@@ -114,11 +118,19 @@ export class WorkerPool<Request, Reply> {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Asks every worker to finish (its `onClose` runs), and terminates one that has not after a grace period. */
+  /**
+   * Asks every worker to finish (its `onClose` runs), and terminates one that has not after a grace period. A worker
+   * still loading its module, which was never given a request, has nothing to finish and is terminated at once,
+   * rather than asked once it has loaded.
+   */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(
-      this.workers.map(async ({ worker, exited }) => {
+      this.workers.map(async ({ worker, exited, ready, pending }) => {
+        if (!ready && pending.size === 0) {
+          await worker.terminate();
+          return;
+        }
         worker.postMessage({ close: true });
         const grace = setTimeout(() => worker.terminate(), CLOSE_GRACE_MS);
         await exited;
@@ -142,8 +154,12 @@ export class WorkerPool<Request, Reply> {
       resourceLimits: { maxYoungGenerationSizeMb: this.youngGenerationMb },
     });
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const entry: PoolWorker<Reply> = { worker, pending: new Map(), exited };
-    worker.on('message', (message: ReplyEnvelope<Reply>) => {
+    const entry: PoolWorker<Reply> = { worker, pending: new Map(), exited, ready: false };
+    worker.on('message', (message: ReplyEnvelope<Reply> | Ready) => {
+      if ('ready' in message) {
+        entry.ready = true;
+        return;
+      }
       const pending = entry.pending.get(message.id);
       if (!pending) return;
       entry.pending.delete(message.id);
@@ -195,4 +211,5 @@ export function serveRequests<Request, Reply>(
       port.postMessage({ id, error: toCrossing(error) } satisfies ReplyEnvelope<Reply>);
     }
   });
+  port.postMessage({ ready: true } satisfies Ready);
 }

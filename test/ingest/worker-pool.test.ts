@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { WorkerLost, WorkerPool } from '../../src/workers/index.ts';
 
@@ -66,5 +68,28 @@ test("each worker's young generation is capped at the pool's size", async () => 
     assert.deepEqual(answers, ['young generation 12 MB', 'young generation 12 MB']);
   } finally {
     await pool.close();
+  }
+});
+
+test('closing asks a worker to finish, but terminates one still loading its module and never given a request', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'worker-pool-'));
+  try {
+    const loaded = new WorkerPool<Request, string>(ECHO, 1, { closedFile: join(dir, 'loaded') }, 'echo-worker', 8);
+    assert.equal(await loaded.request({ action: 'echo', value: 'a' }), 'echo a');
+    await loaded.close();
+    assert.equal(readFileSync(join(dir, 'loaded'), 'utf8'), 'closed');
+
+    // Its load takes 2 s, within the grace period: asked to finish, it would write its file once loaded.
+    const loading = new WorkerPool<Request, string>(
+      ECHO,
+      1,
+      { loadMs: 2000, closedFile: join(dir, 'loading') },
+      'echo-worker',
+      8,
+    );
+    await loading.close();
+    assert.equal(existsSync(join(dir, 'loading')), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
