@@ -15,10 +15,13 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   core: [],
   /** MIME parsing, attachment extraction and received HTML's sanitizer: a leaf, like core, for all who show mail. */
   mime: [],
-  /** Worker threads: a pool that runs a module's requests beside the event loop, and that module's side. A leaf. */
+  /**
+   * Worker threads: a pool that runs a module's requests beside the event loop, and that module's side; a thread of
+   * its own for a chore (WAL checkpoints, search indexing). A leaf.
+   */
   workers: [],
   config: ['core'],
-  db: ['core', 'config'],
+  db: ['core', 'config', 'workers'],
   blobs: ['core', 'config'],
   dns: ['core', 'config'],
   accounts: ['core', 'db'],
@@ -26,7 +29,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   endpoints: ['core', 'db', 'dns'],
   addresses: ['core', 'db', 'endpoints'],
   routing: ['core', 'db', 'addresses'],
-  search: ['core', 'db'],
+  search: ['core', 'db', 'workers'],
   /** The account event log behind the event stream; ingest, delivery, domains and alerts append to it. */
   events: ['core', 'db'],
   /** Guard-style rules, the sender blocklist and the routing explain; ingest runs the rules. */

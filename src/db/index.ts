@@ -1,4 +1,3 @@
-export { BACKGROUND_THREAD_READY, startBackgroundThread } from './background-thread.ts';
 export { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 export { type DatabaseConfig, type DatabaseHandle, type Db, openDatabase, type SqliteConfig } from './database.ts';
 export { onPostgres } from './dialect.ts';

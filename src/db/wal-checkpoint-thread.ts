@@ -1,6 +1,6 @@
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import { BACKGROUND_THREAD_READY } from './background-thread.ts';
+import { THREAD_READY } from '../workers/index.ts';
 import type { WalCheckpointThreadData } from './wal-checkpointer.ts';
 
 /**
@@ -19,4 +19,4 @@ parentPort!.once('message', () => {
   database.close();
   parentPort!.close();
 });
-parentPort!.postMessage(BACKGROUND_THREAD_READY);
+parentPort!.postMessage(THREAD_READY);

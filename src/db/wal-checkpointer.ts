@@ -1,5 +1,5 @@
 import type { Logger } from '../core/index.ts';
-import { startBackgroundThread } from './background-thread.ts';
+import { startBackgroundThread } from '../workers/index.ts';
 import type { SqliteConfig } from './database.ts';
 
 export interface WalCheckpointThreadData {

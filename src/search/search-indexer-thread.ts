@@ -1,6 +1,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { BACKGROUND_THREAD_READY, openDatabase } from '../db/index.ts';
+import { openDatabase } from '../db/index.ts';
+import { THREAD_READY } from '../workers/index.ts';
 import type { SearchIndexerThreadData } from './search-indexer.ts';
 import { attachSearchDatabase, indexQueuedEmails } from './sqlite-search-index.ts';
 
@@ -42,4 +43,4 @@ parentPort!.once('message', async () => {
   await handle.close();
   parentPort!.close();
 });
-parentPort!.postMessage(BACKGROUND_THREAD_READY);
+parentPort!.postMessage(THREAD_READY);

@@ -1,11 +1,6 @@
 import type { Logger } from '../core/index.ts';
-import {
-  BACKGROUND_THREAD_READY,
-  type DatabaseConfig,
-  type Db,
-  type SqliteConfig,
-  startBackgroundThread,
-} from '../db/index.ts';
+import type { DatabaseConfig, Db, SqliteConfig } from '../db/index.ts';
+import { startBackgroundThread, THREAD_READY } from '../workers/index.ts';
 import { startSearchVectorRebuild } from './postgres-vector-rebuild.ts';
 
 export interface SearchIndexerThreadData {
@@ -37,8 +32,8 @@ function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Pro
       pollMs: POLL_MS,
     } satisfies SearchIndexerThreadData,
   );
-  thread.worker.on('message', (message: { error: string } | typeof BACKGROUND_THREAD_READY) => {
-    if (message !== BACKGROUND_THREAD_READY) logger.warn({ err: message.error }, 'search indexing failed');
+  thread.worker.on('message', (message: { error: string } | typeof THREAD_READY) => {
+    if (message !== THREAD_READY) logger.warn({ err: message.error }, 'search indexing failed');
   });
   thread.worker.on('error', (error) =>
     logger.error({ err: error }, 'search indexer stopped; searches index what they need'),

@@ -1,1 +1,2 @@
-export { serveRequests, WorkerLost, WorkerPool } from './worker-pool.ts';
+export { startBackgroundThread } from './background-thread.ts';
+export { serveRequests, THREAD_READY, WorkerLost, WorkerPool } from './worker-pool.ts';

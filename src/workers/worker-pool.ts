@@ -26,8 +26,9 @@ interface CrossingError {
   cause?: CrossingError;
 }
 type ReplyEnvelope<Reply> = { id: number; reply?: Reply; error?: CrossingError };
-/** What a worker posts once it listens for requests. */
-type Ready = { ready: true };
+
+/** What a worker thread posts once it listens for messages (see serveRequests and startBackgroundThread). */
+export const THREAD_READY = 'ready';
 
 /** How deep a chain of causes crosses; deeper ones are left out. */
 const MAX_CAUSES = 3;
@@ -155,8 +156,8 @@ export class WorkerPool<Request, Reply> {
     });
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const entry: PoolWorker<Reply> = { worker, pending: new Map(), exited, ready: false };
-    worker.on('message', (message: ReplyEnvelope<Reply> | Ready) => {
-      if ('ready' in message) {
+    worker.on('message', (message: ReplyEnvelope<Reply> | typeof THREAD_READY) => {
+      if (message === THREAD_READY) {
         entry.ready = true;
         return;
       }
@@ -211,5 +212,5 @@ export function serveRequests<Request, Reply>(
       port.postMessage({ id, error: toCrossing(error) } satisfies ReplyEnvelope<Reply>);
     }
   });
-  port.postMessage({ ready: true } satisfies Ready);
+  port.postMessage(THREAD_READY);
 }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { THREAD_READY } from './worker-pool.ts';
 
 /**
  * A thread of its own for a chore of the database (WAL checkpoints, search indexing), named for the operating
@@ -6,11 +7,9 @@ import { Worker } from 'node:worker_threads';
  * it from the machine's memory, for garbage these chores hardly make (see docs/performance.md, Memory). It never
  * holds the process open (say, when start-up fails after it began), so what it does must be safe to cut off at exit;
  * `stop` posts it a message, which it answers by finishing and closing its port, and resolves once it has exited. A
- * thread posts `BACKGROUND_THREAD_READY` once it listens for that message; one stopped before is terminated at once
- * rather than waited for while it loads.
+ * thread posts `THREAD_READY` once it listens for that message; one stopped before is terminated at once rather than
+ * waited for while it loads.
  */
-export const BACKGROUND_THREAD_READY = 'ready';
-
 export function startBackgroundThread(
   module: URL,
   name: string,
@@ -20,7 +19,7 @@ export function startBackgroundThread(
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let ready = false;
   worker.on('message', (message) => {
-    if (message === BACKGROUND_THREAD_READY) ready = true;
+    if (message === THREAD_READY) ready = true;
   });
   worker.unref();
   return {

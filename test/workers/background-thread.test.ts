@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { startBackgroundThread } from '../../src/db/index.ts';
+import { startBackgroundThread } from '../../src/workers/index.ts';
 
 const THREAD = new URL('../fixtures/workers/background-thread.ts', import.meta.url);
 
