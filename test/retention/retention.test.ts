@@ -101,7 +101,8 @@ test('each level expires its mail with rows, search entries and blobs; the most 
   clock.advanceDays(30);
   await eventually(() => isErased(world, sent.y!), "y@b.test's own 60 days pass");
   for (const name of ['held', 'z']) assert.ok(await isKept(world, sent[name]!), `${name} is under legal hold`);
-  assert.equal((await segmentFiles(world)).length, 1, 'the held mail keeps its segment');
+  // A segment emptied by the erase is removed just after its last record is zeroed, which is all isErased sees.
+  await eventually(async () => (await segmentFiles(world)).length === 1, 'the held mail keeps its segment, alone');
 });
 
 test('expired mail takes its events: a replay from the start has no email.received of it, the kept mail’s stay', async () => {
@@ -131,7 +132,7 @@ test('lifting the legal holds lets the held mail expire, and the emptied segment
 
   await world.api.put(`/api/v2/domains/${ids['c.test']}/retention`, { legalHold: false });
   await eventually(() => isErased(world, sent.z!), "z@c.test's own day has long passed");
-  assert.deepEqual(await segmentFiles(world), []);
+  await eventually(async () => (await segmentFiles(world)).length === 0, 'the emptied segment file is removed');
   assert.equal((await world.api.get('/api/v2/mail?includeArchived=true')).body.pagination.total, 0);
   assert.deepEqual((await world.api.get('/api/e2/mail/threads')).body.threads, [], 'emptied threads go too');
 });
