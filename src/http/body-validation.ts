@@ -1,6 +1,7 @@
 import AjvCompiler from '@fastify/ajv-compiler';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
+import { compiledOnFirstCall } from './compile-on-first-use.ts';
 
 type BuildCompiler = ReturnType<typeof AjvCompiler>;
 interface Validate {
@@ -29,8 +30,8 @@ export async function noteFormBody(request: FastifyRequest) {
  * schema allows no other properties is refused for one it does not know, rather than having it removed: a misspelt
  * filter of an erase or a rule's condition would otherwise be dropped, and widen what the request takes.
  *
- * Each validator compiles on its first call, as serializers do (see compile-on-first-use.ts), and a JSON-only route
- * never compiles its form variant; the fuzz test reaches every route's validators.
+ * Each validator compiles on its first call (see compile-on-first-use.ts), and a JSON-only route never compiles its
+ * form variant; the fuzz test reaches every route's validators.
  */
 export const bodiesUncoerced: BuildCompiler = (externalSchemas, options) => {
   const compiler = (customOptions: object) =>
@@ -61,12 +62,4 @@ function validatorOf(choose: (data: unknown) => Validate): Validate {
     return valid;
   };
   return validate;
-}
-
-function compiledOnFirstCall(compile: () => Validate): () => Validate {
-  let compiled: Validate | undefined;
-  return () => {
-    compiled ??= compile();
-    return compiled;
-  };
 }
