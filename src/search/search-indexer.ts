@@ -1,6 +1,6 @@
 import type { Logger } from '../core/index.ts';
 import type { DatabaseConfig, Db, SqliteConfig } from '../db/index.ts';
-import { startBackgroundThread, THREAD_READY } from '../workers/index.ts';
+import { startBackgroundThread } from '../workers/index.ts';
 import { startSearchVectorRebuild } from './postgres-vector-rebuild.ts';
 
 export interface SearchIndexerThreadData {
@@ -31,10 +31,8 @@ function startSearchIndexer(config: SqliteConfig, logger: Logger): { stop(): Pro
       database: config,
       pollMs: POLL_MS,
     } satisfies SearchIndexerThreadData,
+    (report: { error: string }) => logger.warn({ err: report.error }, 'search indexing failed'),
   );
-  thread.worker.on('message', (message: { error: string } | typeof THREAD_READY) => {
-    if (message !== THREAD_READY) logger.warn({ err: message.error }, 'search indexing failed');
-  });
   thread.worker.on('error', (error) =>
     logger.error({ err: error }, 'search indexer stopped; searches index what they need'),
   );

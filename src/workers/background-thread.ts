@@ -8,18 +8,20 @@ import { THREAD_READY } from './worker-pool.ts';
  * holds the process open (say, when start-up fails after it began), so what it does must be safe to cut off at exit;
  * `stop` posts it a message, which it answers by finishing and closing its port, and resolves once it has exited. A
  * thread posts `THREAD_READY` once it listens for that message; one stopped before is terminated at once rather than
- * waited for while it loads.
+ * waited for while it loads. Whatever else it posts goes to `onReport`.
  */
-export function startBackgroundThread(
+export function startBackgroundThread<Report>(
   module: URL,
   name: string,
   workerData: unknown,
+  onReport: (report: Report) => void = () => {},
 ): { worker: Worker; stop(): Promise<void> } {
   const worker = new Worker(module, { name, workerData, resourceLimits: { maxYoungGenerationSizeMb: 6 } });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let ready = false;
-  worker.on('message', (message) => {
+  worker.on('message', (message: Report | typeof THREAD_READY) => {
     if (message === THREAD_READY) ready = true;
+    else onReport(message);
   });
   worker.unref();
   return {

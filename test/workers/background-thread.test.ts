@@ -10,10 +10,21 @@ const THREAD = new URL('../fixtures/workers/background-thread.ts', import.meta.u
 test('stop asks a loaded background thread to finish, and terminates one still loading', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'background-thread-'));
   try {
-    const loaded = startBackgroundThread(THREAD, 'test-thread', { loadMs: 0, stoppedFile: join(dir, 'loaded') });
-    // Ready is posted once the thread listens: wait for it through the thread's own messages.
-    await new Promise((resolve) => loaded.worker.once('message', resolve));
+    // The thread reports once it listens, after its ready signal, which is not a report.
+    const reports: unknown[] = [];
+    const reported = Promise.withResolvers<void>();
+    const loaded = startBackgroundThread(
+      THREAD,
+      'test-thread',
+      { loadMs: 0, stoppedFile: join(dir, 'loaded'), report: 'indexed' },
+      (report) => {
+        reports.push(report);
+        reported.resolve();
+      },
+    );
+    await reported.promise;
     await loaded.stop();
+    assert.deepEqual(reports, [{ report: 'indexed' }]);
     assert.equal(readFileSync(join(dir, 'loaded'), 'utf8'), 'stopped');
 
     // Its load takes 2 s: asked to stop, it would write its file once loaded, and stop() would wait for it.
