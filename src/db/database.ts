@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config/index.ts';
 import { ConfigError, MAX_SCHEMA_NAME_BYTES } from '../core/index.ts';
 import { keepAliveSocket } from './pg-socket.ts';
+import { pipelineTransactions } from './pipelined-transactions.ts';
 import { preparedStatementName } from './prepared-query.ts';
 import type { Database } from './schema.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
@@ -43,6 +44,12 @@ export interface OpenOptions {
    * prepared. Other connections (all of them without it, as in the CLI) open when needed and close after 10 s idle.
    */
   keepConnections?: number;
+  /**
+   * PostgreSQL: each transaction sends BEGIN, and a write marked sent-ahead (see preparedQuery), without waiting for
+   * their answers (see pipelineTransactions). For a pool whose queries all run one after another, as Kysely runs a
+   * transaction's: ingest's writer.
+   */
+  pipeline?: boolean;
   /**
    * PostgreSQL with DATABASE_SCHEMA: a schema that does not exist is created, unless this is given, which makes the
    * error thrown instead (the CLI's, where a mistyped schema would become a new, empty installation).
@@ -119,12 +126,14 @@ async function openPostgres(config: Extract<DatabaseConfig, { kind: 'postgres' }
     // SMTP 451) instead of holding them.
     connectionTimeoutMillis: config.connectTimeoutMs,
     stream: keepAliveSocket,
+    pipeline: options.pipeline ?? false,
   });
   pool.on('connect', (client) => {
     // pg-pool hears a connection's errors only while it is idle. Lost while a query runs on it, the connection's
     // 'error' would go unheard and end the process; the query fails with it, and the pool drops the connection.
     client.on('error', () => {});
     prepareNamedStatements(client);
+    if (options.pipeline) pipelineTransactions(client);
   });
   // A restart, a failover or an idle timeout on the server ends idle connections; unheard, the pool's error would
   // end the process.

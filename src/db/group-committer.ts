@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Db } from './database.ts';
+import { RolledBackAtCommit } from './pipelined-transactions.ts';
 import type { Database } from './schema.ts';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -154,7 +155,10 @@ export class GroupCommitter {
     }
   }
 
-  /** One transaction; an error after `work` returned came from the COMMIT and is reported as CommitOutcomeUnknown. */
+  /**
+   * One transaction; an error after `work` returned came from the COMMIT and is reported as CommitOutcomeUnknown,
+   * unless COMMIT said that a statement of `work` sent ahead of it failed: that is `work`'s error.
+   */
   private async transaction<T>(work: Work<T>): Promise<T> {
     let committing = false;
     try {
@@ -169,6 +173,7 @@ export class GroupCommitter {
       );
     } catch (error) {
       if (!committing) throw error;
+      if (error instanceof RolledBackAtCommit) throw error.cause;
       throw new CommitOutcomeUnknown(`commit failed: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
       });

@@ -63,7 +63,8 @@ function typesOf(db: Kysely<Database>, table: keyof Database & string): Promise<
 /**
  * PostgreSQL: one statement inserting every part's rows, its text the same for any number of rows, so that it is
  * prepared once (see preparedStatementName). Each part but the last is a data-modifying WITH; all run to completion,
- * and foreign keys are checked at the statement's end, when every part's rows exist.
+ * and foreign keys are checked at the statement's end, when every part's rows exist. Sent ahead: ingest's writer
+ * sends COMMIT right behind it.
  */
 const insertArrayParts = (parts: readonly (Omit<InsertPart, 'values'> & { types: Map<string, string> })[]) =>
   preparedQuery(
@@ -84,7 +85,7 @@ const insertArrayParts = (parts: readonly (Omit<InsertPart, 'values'> & { types:
       const ctes = statements.map((statement, index) => sql`${sql.raw(`part${index}`)} as (${statement})`);
       return { compile: () => (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${last}` : last).compile(db) };
     },
-    { named: true },
+    { named: true, sentAhead: true },
   );
 const arrayInserts = new Map<string, ReturnType<typeof insertArrayParts>>();
 

@@ -1,4 +1,5 @@
 import { type Compilable, CompiledQuery, type DialectAdapter, type Kysely } from 'kysely';
+import { sendAhead } from './pipelined-transactions.ts';
 import type { Database } from './schema.ts';
 
 /**
@@ -45,10 +46,12 @@ const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${ind
  * standing in for the values. A value missing from the compiled parameters is reported at once. A list value is
  * compiled once per length. `named`: PostgreSQL keeps it prepared on each connection (see preparedStatementName), for
  * a query whose tables are found by unique keys and stay small (configuration), so that any plan reads few rows.
+ * `sentAhead`: a write whose result nothing reads, which a pipelining PostgreSQL connection sends without waiting
+ * for its answer; its error comes with the next statement's (see pipelineTransactions).
  */
 export function preparedQuery<Values extends Record<string, PreparedValue>, Row>(
   build: (db: Kysely<Database>, values: Values) => Compilable<Row>,
-  options: { named?: boolean } = {},
+  options: { named?: boolean; sentAhead?: boolean } = {},
 ) {
   const templates = new WeakMap<DialectAdapter, Map<string, Template>>();
 
@@ -71,6 +74,7 @@ export function preparedQuery<Values extends Record<string, PreparedValue>, Row>
     if ((options.named || /^insert into /.test(compiled.sql)) && !statementNames.has(compiled.sql)) {
       statementNames.set(compiled.sql, `mailroom_${statementNames.size + 1}`);
     }
+    if (options.sentAhead) sendAhead(compiled.sql);
     return {
       sql: compiled.sql,
       parameters: compiled.parameters.map((parameter) => sources.get(parameter) ?? { constant: parameter }),

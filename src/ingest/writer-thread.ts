@@ -32,7 +32,7 @@ const { database } = workerData as WriterThreadData;
  * one gathers while the other commits (see docs/performance.md).
  */
 const POSTGRES_TRANSACTIONS = 2;
-const handle = await openDatabase(database, { keepConnections: POSTGRES_TRANSACTIONS });
+const handle = await openDatabase(database, { keepConnections: POSTGRES_TRANSACTIONS, pipeline: true });
 if (database.kind === 'sqlite') {
   // An insert's statement journal past 64 KiB would otherwise spill to a temporary file, created and deleted in most
   // commits; in memory it is a few pages held while one statement runs. A commit is durable through the WAL alone.
