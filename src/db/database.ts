@@ -45,7 +45,7 @@ export interface OpenOptions {
    */
   keepConnections?: number;
   /**
-   * PostgreSQL: each transaction sends BEGIN, and a write marked sent-ahead (see preparedQuery), without waiting for
+   * PostgreSQL: each transaction sends BEGIN, and statements marked sent-ahead (see preparedQuery), without waiting for
    * their answers (see pipelineTransactions). For a pool whose queries all run one after another, as Kysely runs a
    * transaction's: ingest's writer.
    */

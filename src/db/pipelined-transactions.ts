@@ -2,11 +2,11 @@ import pg from 'pg';
 
 /**
  * The statements a connection in pipeline mode sends without waiting for their answers (see pipelineTransactions):
- * writes whose results nothing reads, by their text. Few, and they live as long as the process.
+ * statements whose results nothing reads, by their text. Few, and they live as long as the process.
  */
 const sentAheadStatements = new Set<string>();
 
-/** Marks `sql` as a write whose result nothing reads, to be sent ahead on pipelining connections. */
+/** Marks `sql` as a statement whose result nothing reads, to be sent ahead on pipelining connections. */
 export function sendAhead(sql: string): void {
   sentAheadStatements.add(sql);
 }
@@ -21,7 +21,7 @@ export class RolledBackAtCommit extends Error {
 
 /** The answer of the statement last sent ahead, which the next statement's caller is given with its own. */
 interface SentAhead {
-  statement: 'begin' | 'write';
+  statement: 'begin' | 'marked';
   settled: Promise<Settled>;
 }
 
@@ -32,12 +32,12 @@ const notAnsweredYet = (): pg.QueryResult => ({ command: '', rowCount: null, oid
 
 /**
  * Makes the client send a transaction's statements that nothing waits on without waiting for their answers, each
- * saving a round trip: BEGIN goes with the statement after it, and a write marked with sendAhead (ingest's inserts)
- * with COMMIT. A statement sent ahead is answered with the next one, whose caller gets its error. Behind an
- * unanswered BEGIN only a SELECT is sent: anything else waits for it, so that no write can run outside the
- * transaction if BEGIN failed. The client must be in pg's pipeline mode, which sends queries while others are
- * unanswered, and its caller must wait for each statement's answer before the next (as Kysely does), so that a
- * statement that waits is sent before the next.
+ * saving a round trip: BEGIN and the statements marked with sendAhead go with the statement after them (in ingest's
+ * transaction BEGIN and the Message-ID locks with the lookup, the inserts with COMMIT). A statement sent ahead is
+ * answered with the next one, whose caller gets its error. Behind an unanswered BEGIN only a SELECT is sent: anything
+ * else waits for it, so that no write can run outside the transaction if BEGIN failed. The client must be in pg's
+ * pipeline mode, which sends queries while others are unanswered, and its caller must wait for each statement's
+ * answer before the next (as Kysely does), so that a statement that waits is sent before the next.
  */
 export function pipelineTransactions(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (text: string, values?: unknown) => Promise<pg.QueryResult>;
@@ -55,7 +55,7 @@ export function pipelineTransactions(client: pg.PoolClient): void {
     const answer = settle(query(text, values));
     const begin = /^begin$/i.test(text);
     if (begin || sentAheadStatements.has(text)) {
-      ahead = { statement: begin ? 'begin' : 'write', settled: answeredAfter(before, answer, text) };
+      ahead = { statement: begin ? 'begin' : 'marked', settled: answeredAfter(before, answer, text) };
       return Promise.resolve(notAnsweredYet());
     }
     return answeredAfter(before, answer, text).then(({ error, result }) => {
@@ -72,8 +72,8 @@ async function answeredAfter(before: SentAhead | undefined, answer: Promise<Sett
   await answer;
   // A ROLLBACK ends the transaction whatever failed in it.
   if (/^rollback$/i.test(text)) return answer;
-  // Only the server's own error says the write ran and failed; a lost connection leaves COMMIT's outcome unknown.
-  if (before?.statement === 'write' && /^commit$/i.test(text) && error instanceof pg.DatabaseError) {
+  // Only the server's own error says the statement ran and failed; a lost connection leaves COMMIT's outcome unknown.
+  if (before?.statement === 'marked' && /^commit$/i.test(text) && error instanceof pg.DatabaseError) {
     return { error: new RolledBackAtCommit(error.message, { cause: error }) };
   }
   return { error };

@@ -46,7 +46,7 @@ const placeholder = (key: string, index?: number) => `\u0000prepared:${key}${ind
  * standing in for the values. A value missing from the compiled parameters is reported at once. A list value is
  * compiled once per length. `named`: PostgreSQL keeps it prepared on each connection (see preparedStatementName), for
  * a query whose tables are found by unique keys and stay small (configuration), so that any plan reads few rows.
- * `sentAhead`: a write whose result nothing reads, which a pipelining PostgreSQL connection sends without waiting
+ * `sentAhead`: a statement whose result nothing reads, which a pipelining PostgreSQL connection sends without waiting
  * for its answer; its error comes with the next statement's (see pipelineTransactions).
  */
 export function preparedQuery<Values extends Record<string, PreparedValue>, Row>(

@@ -28,7 +28,8 @@ const storedByMessageId = preparedQuery((db, { accountId, messageIds }: { accoun
 
 /**
  * The locks' statement, its keys one binary `text[]` parameter (see textArray): named, as its plan reads no table, so
- * that it is parsed once per connection rather than at every transaction.
+ * that it is parsed once per connection rather than at every transaction; sent ahead, with the lookup after it, which
+ * PostgreSQL runs once the locks are held.
  */
 const takeAdvisoryLocks = preparedQuery(
   (db, { keys }: { keys: Buffer }) => ({
@@ -37,7 +38,7 @@ const takeAdvisoryLocks = preparedQuery(
         db,
       ),
   }),
-  { named: true },
+  { named: true, sentAhead: true },
 );
 
 /**
