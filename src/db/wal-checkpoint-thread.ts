@@ -1,6 +1,6 @@
 import { DatabaseSync } from 'node:sqlite';
-import { parentPort, workerData } from 'node:worker_threads';
-import { THREAD_READY } from '../workers/index.ts';
+import { workerData } from 'node:worker_threads';
+import { listenForStop } from '../workers/index.ts';
 import type { WalCheckpointThreadData } from './wal-checkpointer.ts';
 
 /**
@@ -14,9 +14,7 @@ database.exec(`PRAGMA synchronous = ${synchronous}`);
 const checkpoint = database.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const timer = setInterval(() => checkpoint.get(), intervalMs);
 
-parentPort!.once('message', () => {
+listenForStop(() => {
   clearInterval(timer);
   database.close();
-  parentPort!.close();
 });
-parentPort!.postMessage(THREAD_READY);

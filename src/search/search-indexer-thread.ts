@@ -1,7 +1,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../db/index.ts';
-import { THREAD_READY } from '../workers/index.ts';
+import { listenForStop } from '../workers/index.ts';
 import type { SearchIndexerThreadData } from './search-indexer.ts';
 import { attachSearchDatabase, indexQueuedEmails } from './sqlite-search-index.ts';
 
@@ -36,11 +36,9 @@ async function drain() {
 }
 draining = drain();
 
-parentPort!.once('message', async () => {
+listenForStop(async () => {
   stopping = true;
   clearTimeout(timer);
   await draining;
   await handle.close();
-  parentPort!.close();
 });
-parentPort!.postMessage(THREAD_READY);

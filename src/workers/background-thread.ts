@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { parentPort, Worker } from 'node:worker_threads';
 import { THREAD_READY } from './worker-pool.ts';
 
 /**
@@ -34,4 +34,17 @@ export function startBackgroundThread<Report>(
       await exited;
     },
   };
+}
+
+/**
+ * The thread side of startBackgroundThread: when asked to stop, runs `onStop` and closes the port, which lets the
+ * thread exit. Posts THREAD_READY, as the thread listens from then on.
+ */
+export function listenForStop(onStop: () => void | Promise<void>): void {
+  const port = parentPort!;
+  port.once('message', async () => {
+    await onStop();
+    port.close();
+  });
+  port.postMessage(THREAD_READY);
 }

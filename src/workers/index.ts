@@ -1,2 +1,2 @@
-export { startBackgroundThread } from './background-thread.ts';
+export { listenForStop, startBackgroundThread } from './background-thread.ts';
 export { serveRequests, THREAD_READY, WorkerLost, WorkerPool } from './worker-pool.ts';
