@@ -11,7 +11,7 @@ import {
 } from '../../src/db/index.ts';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { startPostgresProxy } from '../helpers/tcp-proxy.ts';
 
 /**
  * Transactions on a pool that pipelines (ingest's writer's, see pipelineTransactions): a write sent ahead of COMMIT
@@ -138,11 +138,9 @@ test('BEGIN sent ahead of a read, then a write: the transaction holds both, and 
 test('BEGIN and a write sent ahead are not waited for: the transaction goes on while nothing comes back', {
   skip,
 }, async () => {
-  const database = new URL(TEST_DATABASE_URL!);
-  const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-  database.host = `127.0.0.1:${proxy.port}`;
+  const { proxy, url } = await startPostgresProxy(TEST_DATABASE_URL!);
   const proxied = await openDatabase(
-    { kind: 'postgres', url: database.toString(), schema, poolSize: 1, connectTimeoutMs: 10_000 },
+    { kind: 'postgres', url, schema, poolSize: 1, connectTimeoutMs: 10_000 },
     { pipeline: true, keepConnections: 1 },
   );
   const steps: string[] = [];

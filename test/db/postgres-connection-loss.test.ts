@@ -5,7 +5,7 @@ import pg from 'pg';
 import { TEST_DATABASE_URL } from '../helpers/app.ts';
 import { apiClient } from '../helpers/http.ts';
 import { createInstallation, type ServerProcess, startServerProcess } from '../helpers/process.ts';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { startPostgresProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
 const API_KEY = 'mr_test_postgres_connection_loss_0123456789';
 
@@ -24,10 +24,9 @@ after(async () => {
 test('PostgreSQL drops a connection while a query runs on it: the server lives on and answers once it is back', {
   skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
 }, async () => {
-  const database = new URL(TEST_DATABASE_URL!);
-  proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-  database.host = `127.0.0.1:${proxy.port}`;
-  installation = await createInstallation({ MAILROOM_API_KEY: API_KEY, DATABASE_URL: database.toString() });
+  const relay = await startPostgresProxy(TEST_DATABASE_URL!);
+  proxy = relay.proxy;
+  installation = await createInstallation({ MAILROOM_API_KEY: API_KEY, DATABASE_URL: relay.url });
   server = await startServerProcess(installation.env);
   const exited = new Promise<number | null>((resolve) => server!.child.once('exit', resolve));
   const api = apiClient(server.httpUrl, API_KEY);

@@ -7,7 +7,7 @@ import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { startS3Server } from '../helpers/s3.ts';
 import { sendMail } from '../helpers/smtp.ts';
-import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { startPostgresProxy, startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { createAddress } from '../smtp/mail-setup.ts';
 
 /** What the API answers while the database or the blob store cannot be reached. */
@@ -138,10 +138,8 @@ test('S3 out of reach: stored mail and its attachments answer 503 with Retry-Aft
 test('PostgreSQL out of reach for a while: the API answers 503 with Retry-After, never 500; SMTP answers 451; both recover without a restart and nothing acknowledged is lost', {
   skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
 }, async () => {
-  const database = new URL(TEST_DATABASE_URL!);
-  const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-  database.host = `127.0.0.1:${proxy.port}`;
-  const server = await startTestApp({ DNS_SERVERS: dns.address, DATABASE_URL: database.toString() });
+  const { proxy, url } = await startPostgresProxy(TEST_DATABASE_URL!);
+  const server = await startTestApp({ DNS_SERVERS: dns.address, DATABASE_URL: url });
   try {
     const api = apiClient(server.baseUrl, server.apiKey);
     const to = await storeOnlyAddress(api, 'outage-pg.test');
@@ -176,12 +174,10 @@ test('PostgreSQL out of reach for a while: the API answers 503 with Retry-After,
 test('PostgreSQL that stops answering: the API answers 503 and SMTP 451 within DATABASE_CONNECT_TIMEOUT_SECONDS, and the server closes', {
   skip: TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)',
 }, async () => {
-  const database = new URL(TEST_DATABASE_URL!);
-  const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-  database.host = `127.0.0.1:${proxy.port}`;
+  const { proxy, url } = await startPostgresProxy(TEST_DATABASE_URL!);
   const server = await startTestApp({
     DNS_SERVERS: dns.address,
-    DATABASE_URL: database.toString(),
+    DATABASE_URL: url,
     DATABASE_CONNECT_TIMEOUT_SECONDS: '1',
   });
   let closed = false;

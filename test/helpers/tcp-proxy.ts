@@ -97,3 +97,11 @@ export async function startTcpProxy(target: { host: string; port: number }) {
 }
 
 export type TcpProxy = Awaited<ReturnType<typeof startTcpProxy>>;
+
+/** A relay to the PostgreSQL server `databaseUrl` names, and the URL that reaches that server through it. */
+export async function startPostgresProxy(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const database = new URL(databaseUrl);
+  const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+  database.host = `127.0.0.1:${proxy.port}`;
+  return { proxy, url: database.toString() };
+}

@@ -6,7 +6,7 @@ import { startTestApp, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts
 import { type DnsServer, startDnsServer } from '../helpers/dns-server.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { startPostgresProxy } from '../helpers/tcp-proxy.ts';
 
 const skip = TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL (PostgreSQL)';
 
@@ -140,13 +140,11 @@ describe('routing decisions on several instances of one PostgreSQL schema', () =
   test('a change is seen by an instance whose idle connections a NAT forgot silently, within seconds', {
     skip,
   }, async () => {
-    const database = new URL(TEST_DATABASE_URL!);
-    const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    database.host = `127.0.0.1:${proxy.port}`;
+    const { proxy, url } = await startPostgresProxy(TEST_DATABASE_URL!);
     const third = await startTestApp({
       DNS_SERVERS: dns.address,
       DATABASE_SCHEMA: schema,
-      DATABASE_URL: `${database}`,
+      DATABASE_URL: url,
     });
     try {
       const refused: RouteDecision = { accepted: false, reason: 'unknown_address', accountId };
