@@ -248,6 +248,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     eventsAppended,
     failures: alerts.deliveryFailures,
     observer: metrics?.delivery,
+    ingestSaturated: () => ingest.saturated(),
     settings: {
       ...config.delivery,
       attachmentUrl: `${config.publicUrl}/api/e2/attachments/{emailId}/parts/{index}`,

@@ -78,6 +78,8 @@ export interface Config {
     leaseMs: number;
     /** Longest sleep between looks at the outbox when no wake-up arrives. */
     pollMs: number;
+    /** How long new deliveries may wait while SMTP senders queue up for their 250; 0 delivers alongside. */
+    yieldMs: number;
     /** The port of direct MX delivery for forwards (25 except in tests). */
     mxPort: number;
   };
@@ -254,6 +256,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScale: e.DELIVERY_RETRY_SCALE,
       leaseMs: milliseconds(e.DELIVERY_LEASE_SECONDS),
       pollMs: milliseconds(e.DELIVERY_POLL_SECONDS),
+      yieldMs: Math.round(e.DELIVERY_YIELD_SECONDS * 1000),
       mxPort: e.FORWARD_MX_PORT,
     },
     metrics: {

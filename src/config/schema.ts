@@ -127,6 +127,7 @@ export const EnvSchema = Type.Object({
   DELIVERY_RETRY_SCALE: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
   DELIVERY_LEASE_SECONDS: Seconds(30, 1),
   DELIVERY_POLL_SECONDS: Seconds(5),
+  DELIVERY_YIELD_SECONDS: Type.Number({ minimum: 0, maximum: MAX_TIMER_SECONDS, default: 30 }),
   FORWARD_MX_PORT: Port(25),
   DOMAIN_VERIFY_INTERVAL_SECONDS: Seconds(300),
   /** Bounded so that "now minus this" is still a date: past about 2.4e9 hours every verification pass would fail. */

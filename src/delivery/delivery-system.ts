@@ -32,6 +32,8 @@ export interface DeliverySystemOptions {
   failures?: DeliveryFailureObserver;
   /** Told of every recorded attempt (the metrics). */
   observer?: DeliveryObserver;
+  /** Whether senders queue up for their 250 in this process: the worker then yields to ingest (`yieldMs`). */
+  ingestSaturated(): boolean;
   settings: {
     /** The attachments' `downloadUrl`, with `{emailId}` and `{index}` to fill in. */
     attachmentUrl: string;
@@ -44,6 +46,8 @@ export interface DeliverySystemOptions {
     retryScale: number;
     leaseMs: number;
     pollMs: number;
+    /** How long jobs may be left pending while ingest is saturated; 0 never leaves them. */
+    yieldMs: number;
   };
 }
 
@@ -113,7 +117,9 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
       leaseMs: settings.leaseMs,
       pollMs: settings.pollMs,
       drainMs: Math.min(settings.leaseMs, 10_000),
+      yieldMs: settings.yieldMs,
     },
+    ingestSaturated: options.ingestSaturated,
     handedBack: jobsQueued,
   });
   // With the NOTIFY channel of this installation (one schema) on the PostgreSQL server.

@@ -15,7 +15,12 @@ export interface WorkerSettings {
   pollMs: number;
   /** How long `stop()` lets attempts in flight finish before handing their jobs back. */
   drainMs: number;
+  /** How long jobs may be left pending while ingest is saturated (see yieldsToIngest); 0 never leaves them. */
+  yieldMs: number;
 }
+
+/** While the worker yields to ingest, how often it looks whether ingest still is saturated. */
+const YIELD_LOOK_MS = 100;
 
 /**
  * The outbox worker of one process. It claims due jobs up to its concurrency, runs them, and claims more as slots
@@ -36,6 +41,7 @@ export class DeliveryWorker {
   private readonly settings: WorkerSettings;
   private readonly logger: Logger;
   private readonly now: () => Date;
+  private readonly ingestSaturated: () => boolean;
   /** Told after jobs were handed back to the outbox as pending, to wake the workers of other processes. */
   private readonly handedBack: () => void;
   /** Jobs launched and not yet recorded, whose leases the worker renews. */
@@ -58,6 +64,11 @@ export class DeliveryWorker {
    * claims have taken every due job, so that the jobs left pending run before fresher ones.
    */
   private pendingLeftBehind = false;
+  /**
+   * Since when, on `performance.now()`'s clock, the worker has yielded to a saturated ingest with jobs possibly left
+   * pending; cleared once a claim has taken every due job.
+   */
+  private yieldingSince: number | undefined;
   /** The jobs that were waiting at the last heartbeat (see beat). */
   private waitingAtBeat = new Set<string>();
   private pumping = false;
@@ -84,6 +95,8 @@ export class DeliveryWorker {
     settings: WorkerSettings;
     logger: Logger;
     now: () => Date;
+    /** Whether senders queue up for their 250 in this process (see yieldsToIngest). */
+    ingestSaturated: () => boolean;
     handedBack: () => void;
   }) {
     this.store = deps.store;
@@ -91,6 +104,7 @@ export class DeliveryWorker {
     this.settings = deps.settings;
     this.logger = deps.logger;
     this.now = deps.now;
+    this.ingestSaturated = deps.ingestSaturated;
     this.handedBack = deps.handedBack;
   }
 
@@ -134,7 +148,7 @@ export class DeliveryWorker {
    */
   newJobLease(): JobLease | undefined {
     if (this.stopped) return undefined;
-    if (this.pendingLeftBehind || this.waiting.length >= this.settings.maxWaiting) {
+    if (this.pendingLeftBehind || this.waiting.length >= this.settings.maxWaiting || this.yieldsToIngest()) {
       this.pendingLeftBehind = true;
       return undefined;
     }
@@ -245,6 +259,8 @@ export class DeliveryWorker {
           this.lookAhead = false;
           this.nextDueAt = (await this.store.nextDueAt())?.getTime();
           if (this.nextDueAt !== undefined && this.nextDueAt <= this.now().getTime()) this.dueMayExist = true;
+          // No job is due: none was left pending while yielding.
+          else this.yieldingSince = undefined;
         }
         while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
@@ -260,6 +276,8 @@ export class DeliveryWorker {
           if (jobs.length < wanted) {
             // Every job left pending before the claim began is taken: fresh ones may be leased again.
             this.pendingLeftBehind = false;
+            // Only a claim that left no target out has caught up with the jobs left while yielding.
+            if (full.length === 0) this.yieldingSince = undefined;
             if (this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
             for (const target of full) this.leftOut.add(target);
           }
@@ -283,7 +301,8 @@ export class DeliveryWorker {
    */
   private sleep(): void {
     const dueIn = this.nextDueAt === undefined ? Number.POSITIVE_INFINITY : this.nextDueAt - this.now().getTime();
-    const delay = Math.max(1, Math.min(this.settings.pollMs, dueIn));
+    const yieldLook = this.yieldingSince === undefined ? Number.POSITIVE_INFINITY : YIELD_LOOK_MS;
+    const delay = Math.max(1, Math.min(this.settings.pollMs, dueIn, yieldLook));
     const at = performance.now() + delay;
     if (this.sleepTimer && this.sleepUntil <= at) return;
     clearTimeout(this.sleepTimer);
@@ -297,11 +316,25 @@ export class DeliveryWorker {
   }
 
   /**
+   * Whether to leave the CPU to ingest: while senders queue up for their 250, new jobs are inserted pending and none is
+   * claimed, so that mail is accepted as fast as without deliveries, and the jobs run once the burst is over. Jobs
+   * already taken still run. The oldest job left so waits at most `yieldMs`: then the worker claims as usual until it
+   * has caught up, sharing the CPU with ingest, before it may yield again.
+   */
+  private yieldsToIngest(): boolean {
+    if (this.settings.yieldMs === 0 || !this.ingestSaturated()) return false;
+    const now = performance.now();
+    this.yieldingSince ??= now;
+    return now - this.yieldingSince < this.settings.yieldMs;
+  }
+
+  /**
    * Whether to claim now: when idle, at once; when busy, only once a quarter of the slots is free. A claim is a
    * commit on the connection the event loop uses; claiming each slot as it frees made it one commit per delivery,
    * while each slot's job stays in flight only for one attempt.
    */
   private claimWorthwhile(): boolean {
+    if (this.yieldsToIngest()) return false;
     const free = this.freeSlots();
     return this.inflight.size === 0 ? free > 0 : free >= Math.ceil(this.settings.concurrency / 4);
   }

@@ -10,6 +10,7 @@ import { WorkerLost, WorkerPool } from '../workers/index.ts';
 import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
 import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, RuledRoute, WrittenEmail } from './email-writer.ts';
+import { IngestLoad } from './ingest-load.ts';
 import { createSpamScanner } from './spamd.ts';
 import type { RawResolver, VerdictChecker } from './verdicts.ts';
 import type { WriteRequest, WriterThreadData } from './writer-thread.ts';
@@ -61,8 +62,9 @@ export interface IngestDependencies {
   /** Runs each recipient's account rules and blocklist on the analysed message, before the writer stores it. */
   rules: Pick<RuleEvaluator, 'evaluate'>;
   /**
-   * Asked before each message's transaction: a lease to insert its delivery jobs with, already leased to this
-   * process's delivery worker, which `onCommitted`'s listener then hands them to; undefined inserts them pending.
+   * Asked as each message arrives: a lease to insert its delivery jobs with, already leased to this process's
+   * delivery worker, which `onCommitted`'s listener then hands them to; undefined inserts them pending, and then the
+   * message's HTML is not sanitized here, since whoever claims the jobs sanitizes it anyway.
    */
   newJobLease?: () => JobLease | undefined;
 }
@@ -128,16 +130,18 @@ export function createIngestService(deps: IngestDependencies) {
     WRITER_YOUNG_GENERATION_MB,
   );
 
-  async function analyze(message: IncomingMessage, trace: Buffer): Promise<Analysis> {
+  async function analyze(message: IncomingMessage, trace: Buffer, jobLease: JobLease | undefined): Promise<Analysis> {
     const request = {
       clientIp: message.clientIp,
       helo: message.helo ?? '',
       mailFrom: message.mailFrom ?? '',
     };
     // A rule may still route a copy to a webhook; its job then sanitizes the HTML itself.
-    const routedToWebhook = message.recipients.some(
-      ({ target }) => target.kind === 'webhook' || (target.kind === 'endpoint' && target.endpointType === 'webhook'),
-    );
+    const routedToWebhook =
+      jobLease !== undefined &&
+      message.recipients.some(
+        ({ target }) => target.kind === 'webhook' || (target.kind === 'endpoint' && target.endpointType === 'webhook'),
+      );
     // The trace header crosses as text: a small Buffer is a view of Node's shared 8 KiB allocation pool, and posting
     // a view copies the whole pool with it.
     if (pool) {
@@ -181,14 +185,14 @@ export function createIngestService(deps: IngestDependencies) {
 
   const listeners = new Set<CommittedListener>();
 
-  let inFlight = 0;
+  const load = new IngestLoad();
 
   async function ingest(message: IncomingMessage): Promise<IngestResult> {
-    inFlight++;
+    load.entered();
     try {
       return await store(message);
     } finally {
-      inFlight--;
+      load.left();
     }
   }
 
@@ -207,6 +211,7 @@ export function createIngestService(deps: IngestDependencies) {
   }
 
   async function store(message: IncomingMessage): Promise<IngestResult> {
+    const jobLease = deps.newJobLease?.();
     const queueId = newId('msg', message.receivedAt.getTime());
     const trace = traceHeader({
       mailFrom: message.mailFrom,
@@ -225,7 +230,7 @@ export function createIngestService(deps: IngestDependencies) {
     const raw = [trace, ...message.raw];
     const [put, analysis] = await Promise.allSettled([
       deps.blobs.put(blobNameFor(queueId, message.receivedAt), raw),
-      analyze(message, trace),
+      analyze(message, trace, jobLease),
     ]);
     if (put.status === 'rejected') throw put.reason;
     const { key: blobKey, size: rawSize } = put.value;
@@ -251,13 +256,13 @@ export function createIngestService(deps: IngestDependencies) {
       clientIp: message.clientIp,
       recipients,
       receivedAt: message.receivedAt,
-      jobLease: deps.newJobLease?.(),
+      jobLease,
       ...analyzed,
     };
 
     let emails: WrittenEmail[];
     try {
-      emails = await writer.request({ message: prepared, othersComing: inFlight > 1 });
+      emails = await writer.request({ message: prepared, othersComing: load.inFlight > 1 });
     } catch (error) {
       if (error instanceof WorkerLost || isCommitOutcomeUnknown(error)) {
         // The rows may have been committed, and they would refer to this blob: it stays (a committed row always has
@@ -297,6 +302,8 @@ export function createIngestService(deps: IngestDependencies) {
 
   return {
     ingest,
+    /** Whether senders queue up for their 250 (see IngestLoad): delivery then leaves the CPU to ingest for a while. */
+    saturated: () => load.saturated(),
     /**
      * Calls `listener` after each commit with the emails it newly stored (duplicates left out), e.g. to hand their
      * delivery jobs to the delivery worker in-process. Returns a function that removes the listener.
@@ -314,7 +321,7 @@ export function createIngestService(deps: IngestDependencies) {
       await writer.idle();
       await writer.close();
       await pool?.close();
-      return inFlight === 0 && !blobLeftBehind;
+      return load.inFlight === 0 && !blobLeftBehind;
     },
   };
 }

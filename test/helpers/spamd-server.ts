@@ -18,12 +18,15 @@ export type SpamdMode = 'judge' | 'refuse' | 'hang';
 
 /**
  * A spamd on loopback speaking the SPAMC/1.5 protocol for CHECK, with GTUBE as its only rule. It keeps every
- * request it read, so a test can check what Mailroom sent.
+ * request it read, so a test can check what Mailroom sent. Judging, it holds back the answers for messages that
+ * contain the text given to `holdAnswers`, until `releaseAnswers`: those messages wait for their 250 meanwhile.
  */
 export async function startSpamdServer() {
   const requests: SpamdRequest[] = [];
   const sockets = new Set<Socket>();
   let mode: SpamdMode = 'judge';
+  let holdMarker: string | undefined;
+  const held: Array<() => void> = [];
   // Half-open: the client ends its side once the message is sent, and an answer (or, hanging, none) still follows.
   const server = createServer({ allowHalfOpen: true }, (socket) => {
     sockets.add(socket);
@@ -48,9 +51,12 @@ export async function startSpamdServer() {
         return;
       }
       const spam = message.includes(GTUBE);
-      socket.end(
-        `SPAMD/1.1 0 EX_OK\r\nContent-length: 0\r\nSpam: ${spam ? 'True ; 1000.0' : 'False ; 0.4'} / 5.0\r\n\r\n`,
-      );
+      const answer = () =>
+        socket.end(
+          `SPAMD/1.1 0 EX_OK\r\nContent-length: 0\r\nSpam: ${spam ? 'True ; 1000.0' : 'False ; 0.4'} / 5.0\r\n\r\n`,
+        );
+      if (holdMarker !== undefined && message.includes(holdMarker)) held.push(answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -60,6 +66,17 @@ export async function startSpamdServer() {
     requests,
     setMode(next: SpamdMode) {
       mode = next;
+    },
+    holdAnswers(marker: string) {
+      holdMarker = marker;
+    },
+    /** How many answers are held back. */
+    get heldAnswers() {
+      return held.length;
+    },
+    releaseAnswers() {
+      holdMarker = undefined;
+      for (const answer of held.splice(0)) answer();
     },
     close: () =>
       new Promise<void>((resolve) => {

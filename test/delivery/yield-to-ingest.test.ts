@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eventually } from '../helpers/eventually.ts';
+import { sendMail } from '../helpers/smtp.ts';
+import { type SpamdServer, startSpamdServer } from '../helpers/spamd-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { createWebhookEndpoint, type DeliveryWorld, routeAddress, startDeliveryWorld } from './setup.ts';
+
+/** Messages holding this wait for spamd's answer, and so for their 250, until the test releases them. */
+const HOLD = 'hold-for-the-test';
+/** Senders kept waiting for their 250: more than ingest's saturation level (4 on average) and fewer than its slots. */
+const WAITING_SENDERS = 6;
+
+let spamd: SpamdServer;
+let receiver: WebhookReceiver;
+
+before(async () => {
+  spamd = await startSpamdServer();
+  receiver = await startWebhookReceiver();
+});
+after(async () => {
+  await receiver.close();
+  await spamd.close();
+});
+
+/** A Mailroom with spamd, `routed@` sent to the receiver and `stored@` only stored, yielding for `yieldSeconds`. */
+async function startWorld(domain: string, yieldSeconds: string): Promise<DeliveryWorld> {
+  const world = await startDeliveryWorld(domain, {
+    SPAMD_URL: spamd.url,
+    SPAMD_TIMEOUT_SECONDS: '60',
+    DELIVERY_YIELD_SECONDS: yieldSeconds,
+  });
+  const endpoint = await createWebhookEndpoint(world.api, `Receiver of ${domain}`, { url: receiver.url });
+  await routeAddress(world.api, `routed@${domain}`, world.domainId, { endpointId: endpoint.id });
+  await routeAddress(world.api, `stored@${domain}`, world.domainId, {});
+  return world;
+}
+
+/** Keeps WAITING_SENDERS senders waiting for their 250 a while, so that ingest counts as saturated. */
+async function keepSendersWaiting(world: DeliveryWorld) {
+  spamd.holdAnswers(HOLD);
+  const since = performance.timeOrigin + performance.now();
+  const answered = Array.from({ length: WAITING_SENDERS }, (_, n) =>
+    sendMail({ port: world.server.smtpPort, to: `stored@${world.domain}`, subject: `Held ${n}`, text: HOLD }),
+  );
+  await eventually(async () => spamd.heldAnswers === WAITING_SENDERS, 'every held message reached spamd');
+  // Long enough for ingest's load to be measured over a full window with all of them waiting.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return {
+    /** When the senders began to wait: ingest was not saturated before. */
+    since,
+    async release() {
+      spamd.releaseAnswers();
+      for (const result of await Promise.all(answered)) assert.equal(result.code, 250, result.response);
+    },
+  };
+}
+
+async function pendingDeliveries(world: DeliveryWorld): Promise<number> {
+  const list = await world.api.get('/api/v2/deliveries?status=pending&limit=1');
+  assert.equal(list.status, 200, JSON.stringify(list.body));
+  return Number(list.body.pagination.total);
+}
+
+async function sendRouted(world: DeliveryWorld): Promise<{ emailId: string }> {
+  const sent = await sendMail({ port: world.server.smtpPort, to: `routed@${world.domain}`, text: 'Routed' });
+  assert.equal(sent.code, 250, sent.response);
+  return { emailId: sent.queuedIds[0]! };
+}
+
+function webhooksFor(emailId: string) {
+  return receiver.requests.filter((request) => request.headers['x-email-id'] === emailId);
+}
+
+describe('the delivery worker yields to senders waiting for their 250', () => {
+  let world: DeliveryWorld;
+  before(async () => {
+    world = await startWorld('yield.test', '30');
+  });
+  after(async () => {
+    spamd.releaseAnswers();
+    await world.close();
+  });
+
+  test('a webhook waits, pending, while senders queue up, and goes out once they are answered', async () => {
+    const senders = await keepSendersWaiting(world);
+    const { emailId } = await sendRouted(world);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(webhooksFor(emailId).length, 0);
+    assert.equal(await pendingDeliveries(world), 1);
+
+    await senders.release();
+    await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+    await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
+    assert.equal(webhooksFor(emailId).length, 1);
+  });
+});
+
+describe('DELIVERY_YIELD_SECONDS', () => {
+  test('bounds how long a webhook waits for a saturated ingest', async () => {
+    const world = await startWorld('bounded-yield.test', '1');
+    try {
+      const senders = await keepSendersWaiting(world);
+      const { emailId } = await sendRouted(world);
+      // The senders still wait: the webhook goes out because it waited as long as it may.
+      await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+      assert.equal(spamd.heldAnswers, WAITING_SENDERS);
+      const sinceSaturatedMs = webhooksFor(emailId)[0]!.receivedAt - senders.since;
+      assert.ok(
+        sinceSaturatedMs >= 1000,
+        `the webhook went out ${sinceSaturatedMs} ms after the senders began to wait`,
+      );
+      await senders.release();
+    } finally {
+      spamd.releaseAnswers();
+      await world.close();
+    }
+  });
+
+  test('at 0 delivers while senders wait', async () => {
+    const world = await startWorld('no-yield.test', '0');
+    try {
+      const senders = await keepSendersWaiting(world);
+      const { emailId } = await sendRouted(world);
+      await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+      assert.equal(spamd.heldAnswers, WAITING_SENDERS);
+      await senders.release();
+    } finally {
+      spamd.releaseAnswers();
+      await world.close();
+    }
+  });
+});
