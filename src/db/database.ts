@@ -81,9 +81,10 @@ function openSqlite(config: SqliteConfig, options: OpenOptions) {
   database.exec(`PRAGMA synchronous = ${config.synchronous}`);
   database.exec('PRAGMA foreign_keys = ON');
   // SQLite's default page cache (2 MB) holds a fraction of the pages a connection reads again, so it would read them
-  // back from the OS. 64 MiB is an upper bound, filled only as pages are used. Ingest's writer thread sets a smaller
-  // one on its connection (see writer-thread.ts).
-  database.exec('PRAGMA cache_size = -65536');
+  // back from the OS. 16 MiB is an upper bound, filled only as pages are used: the delivery worker catching up after a
+  // burst reads thousands of emails once each, and fills whatever bound there is. Ingest's writer thread sets its own
+  // on its connection (see writer-thread.ts).
+  database.exec('PRAGMA cache_size = -16384');
   // The WAL checkpointer's thread copies the WAL into the database file as it fills (see wal-checkpointer.ts); a
   // connection checkpoints in its own commit only once the WAL passes 32 MiB (8,192 pages of 4 KiB), which bounds
   // the WAL's size, and does all of it where no checkpointer runs (the CLI).
