@@ -1,8 +1,10 @@
 import { hostname } from 'node:os';
 import { isOutage, type Logger, randomHex } from '../core/index.ts';
 import type { JobLease, RunnableJob } from './delivery-jobs.ts';
+import { IngestYield } from './ingest-yield.ts';
 import type { JobRunner } from './job-runner.ts';
 import type { OutboxStore } from './outbox-store.ts';
+import { WaitingJobs } from './waiting-jobs.ts';
 
 export interface WorkerSettings {
   /** Attempts sending at once; as many again may wait for their record (see `sending`). */
@@ -15,7 +17,7 @@ export interface WorkerSettings {
   pollMs: number;
   /** How long `stop()` lets attempts in flight finish before handing their jobs back. */
   drainMs: number;
-  /** How long jobs may be left pending while ingest is saturated (see yieldsToIngest); 0 never leaves them. */
+  /** How long jobs may be left pending while ingest is saturated (see IngestYield); 0 never leaves them. */
   yieldMs: number;
 }
 
@@ -41,7 +43,7 @@ export class DeliveryWorker {
   private readonly settings: WorkerSettings;
   private readonly logger: Logger;
   private readonly now: () => Date;
-  private readonly ingestSaturated: () => boolean;
+  private readonly yielding: IngestYield;
   /** Told after jobs were handed back to the outbox as pending, to wake the workers of other processes. */
   private readonly handedBack: () => void;
   /** Jobs launched and not yet recorded, whose leases the worker renews. */
@@ -55,20 +57,12 @@ export class DeliveryWorker {
   private readonly sending = new Map<string, string>();
   /** How many jobs are sending to each target. */
   private readonly sendingPerTarget = new Map<string, number>();
-  /** Jobs taken already leased, waiting for a slot, in arrival order. */
-  private readonly waiting: RunnableJob[] = [];
-  /** How many of them wait for each target, so that a target with no room costs no scan of `waiting`. */
-  private readonly waitingPerTarget = new Map<string, number>();
+  private readonly waiting = new WaitingJobs();
   /**
    * Set when jobs were left pending (`waiting` was full, or a heartbeat handed jobs back): no lease is given until the
    * claims have taken every due job, so that the jobs left pending run before fresher ones.
    */
   private pendingLeftBehind = false;
-  /**
-   * Since when, on `performance.now()`'s clock, the worker has yielded to a saturated ingest with jobs possibly left
-   * pending; cleared once a claim has taken every due job.
-   */
-  private yieldingSince: number | undefined;
   /** The jobs that were waiting at the last heartbeat (see beat). */
   private waitingAtBeat = new Set<string>();
   private pumping = false;
@@ -95,7 +89,7 @@ export class DeliveryWorker {
     settings: WorkerSettings;
     logger: Logger;
     now: () => Date;
-    /** Whether senders queue up for their 250 in this process (see yieldsToIngest). */
+    /** Whether senders queue up for their 250 in this process (see IngestYield). */
     ingestSaturated: () => boolean;
     handedBack: () => void;
   }) {
@@ -104,7 +98,7 @@ export class DeliveryWorker {
     this.settings = deps.settings;
     this.logger = deps.logger;
     this.now = deps.now;
-    this.ingestSaturated = deps.ingestSaturated;
+    this.yielding = new IngestYield(deps.ingestSaturated, deps.settings.yieldMs);
     this.handedBack = deps.handedBack;
   }
 
@@ -124,9 +118,9 @@ export class DeliveryWorker {
   private beat(): void {
     // `waiting` is in arrival order, so the jobs left from the last beat are its first.
     let left = 0;
-    while (left < this.waiting.length && this.waitingAtBeat.has(this.waiting[left]!.job.id)) left++;
+    while (left < this.waiting.length && this.waitingAtBeat.has(this.waiting.at(left)!.job.id)) left++;
     if (left > 0) {
-      const stale = this.takeWaiting(0, left).map(({ job }) => job.id);
+      const stale = this.waiting.take(0, left).map(({ job }) => job.id);
       // Jobs committed from now on go behind them.
       this.pendingLeftBehind = true;
       this.store
@@ -134,7 +128,7 @@ export class DeliveryWorker {
         .then(() => this.handedBack())
         .catch((error) => this.logger.warn({ err: error, deliveryIds: stale }, 'delivery hand-back failed'));
     }
-    this.waitingAtBeat = new Set(this.waiting.map(({ job }) => job.id));
+    this.waitingAtBeat = new Set(this.waiting.ids());
     this.store
       .extendLeases(this.owner, this.leasedIds(), this.now(), this.settings.leaseMs)
       .catch((error) => this.logger.warn({ err: error }, 'delivery lease renewal failed'));
@@ -148,7 +142,7 @@ export class DeliveryWorker {
    */
   newJobLease(): JobLease | undefined {
     if (this.stopped) return undefined;
-    if (this.pendingLeftBehind || this.waiting.length >= this.settings.maxWaiting || this.yieldsToIngest()) {
+    if (this.pendingLeftBehind || this.waiting.length >= this.settings.maxWaiting || this.yielding.now()) {
       this.pendingLeftBehind = true;
       return undefined;
     }
@@ -165,48 +159,22 @@ export class DeliveryWorker {
         .catch((error) => this.logger.warn({ err: error, deliveryIds: ids }, 'delivery release failed'));
       return;
     }
-    this.addWaiting(jobs);
+    this.waiting.add(jobs);
     this.launchWaiting();
   }
 
   /** Launches waiting jobs in arrival order while slots are open, passing over those whose target has none left. */
   private launchWaiting(): void {
     for (let index = 0; index < this.waiting.length && !this.stopped && this.openSlots() > 0; ) {
-      if (this.launchableWaiting() === 0) return;
-      if (this.roomOf(this.waiting[index]!.job.target_id) > 0) this.launch(this.takeWaiting(index, 1)[0]!);
+      if (this.waiting.launchable((target) => this.roomOf(target)) === 0) return;
+      if (this.roomOf(this.waiting.at(index)!.job.target_id) > 0) this.launch(this.waiting.take(index, 1)[0]!);
       else index++;
     }
-  }
-
-  private addWaiting(runnables: readonly RunnableJob[]): void {
-    for (const runnable of runnables) {
-      this.waiting.push(runnable);
-      const target = runnable.job.target_id;
-      this.waitingPerTarget.set(target, (this.waitingPerTarget.get(target) ?? 0) + 1);
-    }
-  }
-
-  private takeWaiting(start: number, count: number): RunnableJob[] {
-    const taken = this.waiting.splice(start, count);
-    for (const { job } of taken) {
-      const left = this.waitingPerTarget.get(job.target_id)! - 1;
-      if (left > 0) this.waitingPerTarget.set(job.target_id, left);
-      else this.waitingPerTarget.delete(job.target_id);
-    }
-    return taken;
   }
 
   /** Slots a target may still take. */
   private roomOf(target: string): number {
     return this.settings.concurrencyPerTarget - (this.sendingPerTarget.get(target) ?? 0);
-  }
-
-  /** Waiting jobs that could start once slots are open: per target, as many as it has room for. */
-  private launchableWaiting(): number {
-    let launchable = 0;
-    for (const [target, count] of this.waitingPerTarget)
-      launchable += Math.min(count, Math.max(0, this.roomOf(target)));
-    return launchable;
   }
 
   /** Targets holding all the slots they may: a claim leaves their jobs for later. */
@@ -215,11 +183,11 @@ export class DeliveryWorker {
   }
 
   private holds(id: string): boolean {
-    return this.inflight.has(id) || this.waiting.some(({ job }) => job.id === id);
+    return this.inflight.has(id) || this.waiting.has(id);
   }
 
   private leasedIds(): string[] {
-    return [...this.inflight.keys(), ...this.waiting.map(({ job }) => job.id)];
+    return [...this.inflight.keys(), ...this.waiting.ids()];
   }
 
   /**
@@ -260,7 +228,7 @@ export class DeliveryWorker {
           this.nextDueAt = (await this.store.nextDueAt())?.getTime();
           if (this.nextDueAt !== undefined && this.nextDueAt <= this.now().getTime()) this.dueMayExist = true;
           // No job is due: none was left pending while yielding.
-          else this.yieldingSince = undefined;
+          else this.yielding.caughtUp();
         }
         while (!this.stopped && this.dueMayExist && this.claimWorthwhile()) {
           const wanted = this.freeSlots();
@@ -269,7 +237,7 @@ export class DeliveryWorker {
           const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs, full);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here. One claim
           // may bring a target more jobs than it has room for: those wait for its slots.
-          this.addWaiting(jobs.filter((job) => !this.holds(job.id)).map((job) => ({ job })));
+          this.waiting.add(jobs.filter((job) => !this.holds(job.id)).map((job) => ({ job })));
           this.launchWaiting();
           // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first);
           // the jobs of full targets are, until one of their slots frees (see freeSlot).
@@ -277,7 +245,7 @@ export class DeliveryWorker {
             // Every job left pending before the claim began is taken: fresh ones may be leased again.
             this.pendingLeftBehind = false;
             // Only a claim that left no target out has caught up with the jobs left while yielding.
-            if (full.length === 0) this.yieldingSince = undefined;
+            if (full.length === 0) this.yielding.caughtUp();
             if (this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
             for (const target of full) this.leftOut.add(target);
           }
@@ -301,7 +269,7 @@ export class DeliveryWorker {
    */
   private sleep(): void {
     const dueIn = this.nextDueAt === undefined ? Number.POSITIVE_INFINITY : this.nextDueAt - this.now().getTime();
-    const yieldLook = this.yieldingSince === undefined ? Number.POSITIVE_INFINITY : YIELD_LOOK_MS;
+    const yieldLook = this.yielding.begun ? YIELD_LOOK_MS : Number.POSITIVE_INFINITY;
     const delay = Math.max(1, Math.min(this.settings.pollMs, dueIn, yieldLook));
     const at = performance.now() + delay;
     if (this.sleepTimer && this.sleepUntil <= at) return;
@@ -316,25 +284,12 @@ export class DeliveryWorker {
   }
 
   /**
-   * Whether to leave the CPU to ingest: while senders queue up for their 250, new jobs are inserted pending and none is
-   * claimed, so that mail is accepted as fast as without deliveries, and the jobs run once the burst is over. Jobs
-   * already taken still run. The oldest job left so waits at most `yieldMs`: then the worker claims as usual until it
-   * has caught up, sharing the CPU with ingest, before it may yield again.
-   */
-  private yieldsToIngest(): boolean {
-    if (this.settings.yieldMs === 0 || !this.ingestSaturated()) return false;
-    const now = performance.now();
-    this.yieldingSince ??= now;
-    return now - this.yieldingSince < this.settings.yieldMs;
-  }
-
-  /**
    * Whether to claim now: when idle, at once; when busy, only once a quarter of the slots is free. A claim is a
    * commit on the connection the event loop uses; claiming each slot as it frees made it one commit per delivery,
    * while each slot's job stays in flight only for one attempt.
    */
   private claimWorthwhile(): boolean {
-    if (this.yieldsToIngest()) return false;
+    if (this.yielding.now()) return false;
     const free = this.freeSlots();
     return this.inflight.size === 0 ? free > 0 : free >= Math.ceil(this.settings.concurrency / 4);
   }
@@ -347,7 +302,7 @@ export class DeliveryWorker {
 
   /** Open slots that no job waiting will take. */
   private freeSlots(): number {
-    return this.openSlots() - this.launchableWaiting();
+    return this.openSlots() - this.waiting.launchable((target) => this.roomOf(target));
   }
 
   private launch(runnable: RunnableJob): void {
@@ -419,7 +374,7 @@ export class DeliveryWorker {
       clearTimeout(timer);
     }
     const leased = this.leasedIds();
-    this.takeWaiting(0, this.waiting.length);
+    this.waiting.take(0, this.waiting.length);
     await this.store.release(this.owner, leased, this.now());
   }
 }
