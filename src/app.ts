@@ -232,7 +232,6 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     settings: { ...config.alerts, retryScale: config.delivery.retryScale, version: VERSION },
   });
   const alerts = alertSystem.service;
-  const cleaner = new HtmlCleaner();
   const delivery = createDeliverySystem({
     db,
     database:
@@ -244,7 +243,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     dns,
     guard,
     readRaw: async (key) => Buffer.concat(await (await blobs.get(key)).toArray()),
-    cleaner,
+    cleaner: { clean: ingest.cleanHtml },
     eventsAppended,
     failures: alerts.deliveryFailures,
     observer: metrics?.delivery,
@@ -281,6 +280,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       : undefined;
   if (accountVolume) ingest.onCommitted((emails) => accountVolume.count(emails));
   const pages = database.kind === 'sqlite' ? new SqliteMailPages(db) : new PostgresMailPages(db);
+  const cleaner = new HtmlCleaner();
   const mail = new MailService({ db, pages, clock, raw: blobs, extractAttachment, hashAttachments, cleaner });
   const threads = new ThreadsService({ db, pages, clock, cleaner });
   const eraser = new MailEraser({ db, blobs, clock, deleteEmailEvents });

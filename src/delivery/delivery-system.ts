@@ -24,7 +24,7 @@ export interface DeliverySystemOptions {
   guard: AddressGuard;
   /** The stored raw message; throws a NotFound when the store no longer has it whole. */
   readRaw(key: string): Promise<Buffer>;
-  /** Sanitizes a claimed job's HTML (long HTML off the event loop). */
+  /** Sanitizes a claimed job's HTML, off the event loop. */
   cleaner: Pick<HtmlCleaner, 'clean'>;
   /** Called after a commit that appended delivery events, to wake this process's event streams. */
   eventsAppended(): void;

@@ -1,7 +1,7 @@
 import { workerData } from 'node:worker_threads';
 import type { SpamdConfig } from '../config/index.ts';
 import { createDnsLookup } from '../dns/index.ts';
-import { type ParsedMessage, parseMessage } from '../mime/index.ts';
+import { type ParsedMessage, parseMessage, sanitizeEmailHtml } from '../mime/index.ts';
 import { serveRequests } from '../workers/index.ts';
 import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
 import { createSpamScanner } from './spamd.ts';
@@ -17,6 +17,11 @@ export interface AnalysisRequest {
   mailFrom: string;
   /** A recipient's route sends the message to a webhook (see webhookHtml). */
   routedToWebhook: boolean;
+}
+
+/** HTML to sanitize as a webhook body carries it, for a delivery job that was claimed (see IngestService.cleanHtml). */
+export interface SanitizeRequest {
+  sanitize: string;
 }
 
 export interface AnalysisWorkerData {
@@ -50,7 +55,8 @@ function parseInTurn(chunks: Buffer[]): Promise<ParsedMessage> {
 /** A Buffer over the same bytes as a view that arrived from another thread (a Uint8Array there), without a copy. */
 const asBuffer = (view: Uint8Array) => Buffer.from(view.buffer, view.byteOffset, view.byteLength);
 
-serveRequests<AnalysisRequest, Analysis>(async (request) => {
+serveRequests<AnalysisRequest | SanitizeRequest, Analysis | string>(async (request) => {
+  if ('sanitize' in request) return sanitizeEmailHtml(request.sanitize);
   const chunks = request.chunks.map(asBuffer);
   const [parsed, verdicts] = await Promise.all([
     parseInTurn(chunks),

@@ -4,11 +4,11 @@ import type { DatabaseConfig, SpamdConfig } from '../config/index.ts';
 import { type Logger, newId } from '../core/index.ts';
 import { isCommitOutcomeUnknown } from '../db/index.ts';
 import { type JobLease, MAX_PAYLOAD_BYTES } from '../delivery/index.ts';
-import { parseMessage, traceHeader } from '../mime/index.ts';
+import { parseMessage, sanitizeEmailHtml, traceHeader } from '../mime/index.ts';
 import { messageFacts, type RuleEvaluator } from '../rules/index.ts';
 import { WorkerLost, WorkerPool } from '../workers/index.ts';
 import { type Analysis, contentSha256, webhookHtml } from './analysis.ts';
-import type { AnalysisRequest, AnalysisWorkerData } from './analysis-worker.ts';
+import type { AnalysisRequest, AnalysisWorkerData, SanitizeRequest } from './analysis-worker.ts';
 import type { AcceptedRoute, PreparedMessage, RuledRoute, WrittenEmail } from './email-writer.ts';
 import { IngestLoad } from './ingest-load.ts';
 import { createSpamScanner } from './spamd.ts';
@@ -109,7 +109,7 @@ export function createIngestService(deps: IngestDependencies) {
   const workers = deps.analysisWorkers ?? Math.max(1, availableParallelism() - 1);
   const pool =
     workers > 0
-      ? new WorkerPool<AnalysisRequest, Analysis>(
+      ? new WorkerPool<AnalysisRequest | SanitizeRequest, Analysis | string>(
           new URL('./analysis-worker.ts', import.meta.url),
           workers,
           {
@@ -150,7 +150,7 @@ export function createIngestService(deps: IngestDependencies) {
         traceHeader: trace.toString('latin1'),
         routedToWebhook,
         ...request,
-      });
+      }) as Promise<Analysis>;
     }
     const checkVerdicts = await verdictChecker();
     const [parsed, verdicts] = await Promise.all([
@@ -300,8 +300,19 @@ export function createIngestService(deps: IngestDependencies) {
     return { queueId, emails };
   }
 
+  /** Set once drain() has begun: the analysis workers are closing. */
+  let draining = false;
+
   return {
     ingest,
+    /**
+     * Sanitizes HTML as a webhook body carries it, on an analysis worker: for a delivery job that was claimed, whose
+     * message's analysis did not (see newJobLease). During a drain, on the event loop.
+     */
+    cleanHtml: (html: string): Promise<string> =>
+      pool && !draining
+        ? (pool.request({ sanitize: html }) as Promise<string>)
+        : Promise.resolve(sanitizeEmailHtml(html)),
     /** Whether senders queue up for their 250 (see IngestLoad): delivery then leaves the CPU to ingest for a while. */
     saturated: () => load.saturated(),
     /**
@@ -318,6 +329,7 @@ export function createIngestService(deps: IngestDependencies) {
      * was still on its way, e.g. a session SMTP cut off at its close timeout, or when a blob was left behind.
      */
     async drain(): Promise<boolean> {
+      draining = true;
       await writer.idle();
       await writer.close();
       await pool?.close();

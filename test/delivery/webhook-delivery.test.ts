@@ -62,7 +62,7 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
       '<div style="color:red" onclick="steal()">Hi <b>there</b><script>alert(1)</script>' +
       '<a href="javascript:alert(2)">x</a><img src="cid:logo" onerror="x()"></div>';
     const cleanedPart = '<div style="color:red">Hi <b>there</b><a>x</a><img src="cid:logo" /></div>';
-    // Once, and 1,500 times (261 KB, which a claimed job and the mail API sanitize on a thread of their own).
+    // Once, and 1,500 times (261 KB, which the mail API sanitizes on a thread of its own).
     for (const times of [1, 1_500]) {
       receiver.clear();
       const { address } = await webhookAddress();
