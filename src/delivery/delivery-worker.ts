@@ -351,8 +351,9 @@ export class DeliveryWorker {
     if (target === undefined) return false;
     this.sending.delete(id);
     const count = this.sendingPerTarget.get(target) ?? 1;
-    // Only a target a claim left out may have due jobs pending; claiming for every other would be a write for nothing.
-    if (this.leftOut.delete(target)) this.dueMayExist = true;
+    // Only a target a claim left out may have due jobs pending; claiming for every other would be a write for nothing,
+    // and so would claiming for it while jobs of its own wait to take the slot (the claim would leave it out again).
+    if (!this.waiting.holdsFor(target) && this.leftOut.delete(target)) this.dueMayExist = true;
     if (count > 1) this.sendingPerTarget.set(target, count - 1);
     else this.sendingPerTarget.delete(target);
     return true;

@@ -19,6 +19,11 @@ export class WaitingJobs {
     return this.#jobs.some(({ job }) => job.id === id);
   }
 
+  /** Whether any of them is for `target`. */
+  holdsFor(target: string): boolean {
+    return this.#perTarget.has(target);
+  }
+
   ids(): string[] {
     return this.#jobs.map(({ job }) => job.id);
   }
