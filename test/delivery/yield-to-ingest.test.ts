@@ -72,62 +72,50 @@ function webhooksFor(emailId: string) {
   return receiver.requests.filter((request) => request.headers['x-email-id'] === emailId);
 }
 
-describe('the delivery worker yields to senders waiting for their 250', () => {
-  let world: DeliveryWorld;
-  before(async () => {
-    world = await startWorld('yield.test', '30');
-  });
-  after(async () => {
+/** Runs `body` against a fresh world yielding for `yieldSeconds`, then releases every held answer and stops it. */
+async function inWorld(domain: string, yieldSeconds: string, body: (world: DeliveryWorld) => Promise<unknown>) {
+  const world = await startWorld(domain, yieldSeconds);
+  try {
+    await body(world);
+  } finally {
     spamd.releaseAnswers();
     await world.close();
-  });
+  }
+}
 
-  test('a webhook waits, pending, while senders queue up, and goes out once they are answered', async () => {
-    const senders = await keepSendersWaiting(world);
-    const { emailId } = await sendRouted(world);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    assert.equal(webhooksFor(emailId).length, 0);
-    assert.equal(await pendingDeliveries(world), 1);
+describe('the delivery worker yields to senders waiting for their 250', () => {
+  test('a webhook waits, pending, while senders queue up, and goes out once they are answered', () =>
+    inWorld('yield.test', '30', async (world) => {
+      const senders = await keepSendersWaiting(world);
+      const { emailId } = await sendRouted(world);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.equal(webhooksFor(emailId).length, 0);
+      assert.equal(await pendingDeliveries(world), 1);
 
-    await senders.release();
-    await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
-    await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
-    assert.equal(webhooksFor(emailId).length, 1);
-  });
+      await senders.release();
+      await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+      await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
+      assert.equal(webhooksFor(emailId).length, 1);
+    }));
 });
 
-describe('DELIVERY_YIELD_SECONDS', () => {
-  test('bounds how long a webhook waits for a saturated ingest', async () => {
-    const world = await startWorld('bounded-yield.test', '1');
-    try {
-      const senders = await keepSendersWaiting(world);
-      const { emailId } = await sendRouted(world);
-      // The senders still wait: the webhook goes out because it waited as long as it may.
-      await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
-      assert.equal(spamd.heldAnswers, WAITING_SENDERS);
-      const sinceSaturatedMs = webhooksFor(emailId)[0]!.receivedAt - senders.since;
-      assert.ok(
-        sinceSaturatedMs >= 1000,
-        `the webhook went out ${sinceSaturatedMs} ms after the senders began to wait`,
-      );
-      await senders.release();
-    } finally {
-      spamd.releaseAnswers();
-      await world.close();
-    }
-  });
+/** Sends a routed message while senders wait, and waits for its webhook, which must go out while they still wait. */
+async function webhookWhileSendersWait(world: DeliveryWorld) {
+  const senders = await keepSendersWaiting(world);
+  const { emailId } = await sendRouted(world);
+  await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+  assert.equal(spamd.heldAnswers, WAITING_SENDERS);
+  await senders.release();
+  return { webhook: webhooksFor(emailId)[0]!, waitingSince: senders.since };
+}
 
-  test('at 0 delivers while senders wait', async () => {
-    const world = await startWorld('no-yield.test', '0');
-    try {
-      const senders = await keepSendersWaiting(world);
-      const { emailId } = await sendRouted(world);
-      await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
-      assert.equal(spamd.heldAnswers, WAITING_SENDERS);
-      await senders.release();
-    } finally {
-      spamd.releaseAnswers();
-      await world.close();
-    }
-  });
+describe('DELIVERY_YIELD_SECONDS', () => {
+  test('bounds how long a webhook waits for a saturated ingest', () =>
+    inWorld('bounded-yield.test', '1', async (world) => {
+      const { webhook, waitingSince } = await webhookWhileSendersWait(world);
+      const waitedMs = webhook.receivedAt - waitingSince;
+      assert.ok(waitedMs >= 1000, `the webhook went out ${waitedMs} ms after the senders began to wait`);
+    }));
+
+  test('at 0 delivers while senders wait', () => inWorld('no-yield.test', '0', webhookWhileSendersWait));
 });
