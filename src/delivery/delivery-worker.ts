@@ -265,15 +265,10 @@ export class DeliveryWorker {
 
   /**
    * Sets the timer for the next look, at the earliest due time known or after `pollMs`, whichever is sooner; a timer
-   * already set to go off sooner stays. The timer's look reads the earliest due time before it claims. A due time
-   * already past is a job the last claim left out, its target full, or one no claim was worthwhile for yet: a freed
-   * slot looks again for it, not the timer, which would otherwise go off every millisecond until then.
+   * already set to go off sooner stays. The timer's look reads the earliest due time before it claims.
    */
   private sleep(): void {
-    const dueIn =
-      this.nextDueAt === undefined || this.nextDueAt <= this.now().getTime()
-        ? Number.POSITIVE_INFINITY
-        : this.nextDueAt - this.now().getTime();
+    const dueIn = this.nextDueAt === undefined ? Number.POSITIVE_INFINITY : this.nextDueAt - this.now().getTime();
     const yieldLook = this.yielding.begun ? YIELD_LOOK_MS : Number.POSITIVE_INFINITY;
     const delay = Math.max(1, Math.min(this.settings.pollMs, dueIn, yieldLook));
     const at = performance.now() + delay;
