@@ -234,7 +234,8 @@ export class DeliveryWorker {
           const wanted = this.freeSlots();
           const wakeUpsBefore = this.wakeUps;
           const full = this.fullTargets();
-          const jobs = await this.store.claim(this.owner, wanted, this.now(), this.settings.leaseMs, full);
+          const claimedAt = this.now();
+          const jobs = await this.store.claim(this.owner, wanted, claimedAt, this.settings.leaseMs, full);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here. One claim
           // may bring a target more jobs than it has room for: those wait for its slots.
           this.waiting.add(jobs.filter((job) => !this.holds(job.id)).map((job) => ({ job })));
@@ -248,6 +249,11 @@ export class DeliveryWorker {
             if (full.length === 0) this.yielding.caughtUp();
             if (this.wakeUps === wakeUpsBefore) this.dueMayExist = false;
             for (const target of full) this.leftOut.add(target);
+            // A due time the claim passed is a left-out job's, whose freed slot claims it (see freeSlot): as the timer's
+            // time it would make the worker look every millisecond until then.
+            if (full.length > 0 && this.nextDueAt !== undefined && this.nextDueAt <= claimedAt.getTime()) {
+              this.nextDueAt = undefined;
+            }
           }
         }
       } while (this.pumpAgain && !this.stopped);
@@ -265,10 +271,15 @@ export class DeliveryWorker {
 
   /**
    * Sets the timer for the next look, at the earliest due time known or after `pollMs`, whichever is sooner; a timer
-   * already set to go off sooner stays. The timer's look reads the earliest due time before it claims.
+   * already set to go off sooner stays. The timer's look reads the earliest due time before it claims. Jobs known to
+   * be due and not claimed wait for a freed slot or the yield's end, not for the timer, which would go off every
+   * millisecond meanwhile.
    */
   private sleep(): void {
-    const dueIn = this.nextDueAt === undefined ? Number.POSITIVE_INFINITY : this.nextDueAt - this.now().getTime();
+    const dueIn =
+      this.nextDueAt === undefined || this.dueMayExist
+        ? Number.POSITIVE_INFINITY
+        : this.nextDueAt - this.now().getTime();
     const yieldLook = this.yielding.begun ? YIELD_LOOK_MS : Number.POSITIVE_INFINITY;
     const delay = Math.max(1, Math.min(this.settings.pollMs, dueIn, yieldLook));
     const at = performance.now() + delay;
@@ -313,7 +324,10 @@ export class DeliveryWorker {
       .run(runnable, this.owner, () => this.attempted(job.id))
       .then((retryAt) => {
         const at = retryAt?.getTime();
-        if (at !== undefined && (this.nextDueAt === undefined || at < this.nextDueAt)) {
+        if (
+          at !== undefined &&
+          (this.nextDueAt === undefined || at < this.nextDueAt || this.nextDueAt <= this.now().getTime())
+        ) {
           this.nextDueAt = at;
           if (!this.stopped && !this.pumping) this.sleep();
         }
