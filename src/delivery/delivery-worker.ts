@@ -166,7 +166,7 @@ export class DeliveryWorker {
   /** Launches waiting jobs in arrival order while slots are open, passing over those whose target has none left. */
   private launchWaiting(): void {
     for (let index = 0; index < this.waiting.length && !this.stopped && this.openSlots() > 0; ) {
-      if (this.waiting.launchable((target) => this.roomOf(target)) === 0) return;
+      if (this.launchableWaiting() === 0) return;
       if (this.roomOf(this.waiting.at(index)!.job.target_id) > 0) this.launch(this.waiting.take(index, 1)[0]!);
       else index++;
     }
@@ -313,7 +313,11 @@ export class DeliveryWorker {
 
   /** Open slots that no job waiting will take. */
   private freeSlots(): number {
-    return this.openSlots() - this.waiting.launchable((target) => this.roomOf(target));
+    return this.openSlots() - this.launchableWaiting();
+  }
+
+  private launchableWaiting(): number {
+    return this.waiting.launchable((target) => this.roomOf(target));
   }
 
   private launch(runnable: RunnableJob): void {
