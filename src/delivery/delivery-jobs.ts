@@ -1,6 +1,6 @@
 import { NotFound, newId } from '../core/index.ts';
 import { type Db, insertRow } from '../db/index.ts';
-import type { EndpointType } from '../endpoints/index.ts';
+import type { DeliveryTarget, EndpointType } from '../endpoints/index.ts';
 import type { StoredEmail } from '../mail/index.ts';
 import type { DeliveryJob } from './outbox-store.ts';
 
@@ -10,13 +10,15 @@ export type JobTarget =
   | { targetType: 'webhook'; targetId: string };
 
 /**
- * A job as the worker runs it: alone when claimed; when handed over just committed (see DeliveryWorker.take), with
- * the email as stored and its raw message, so that the worker need not read them back, and, when ingest sanitized it
- * already (see buildEmailReceivedPayload), the HTML the webhook body carries.
+ * A job as the worker runs it. When handed over just committed (see DeliveryWorker.take): with the email as stored and
+ * its raw message, so that the worker need not read them back, and, when ingest sanitized it already (see
+ * buildEmailReceivedPayload), the HTML the webhook body carries. When claimed: with its email and target as read for
+ * every job of the claim at once (see JobRunner.readClaimed), `null` for a target that is gone.
  */
 export interface RunnableJob {
   job: DeliveryJob;
   email?: StoredEmail;
+  target?: DeliveryTarget | null;
   sanitizedHtml?: string;
   raw?: readonly Buffer[];
 }

@@ -238,7 +238,7 @@ export class DeliveryWorker {
           const jobs = await this.store.claim(this.owner, wanted, claimedAt, this.settings.leaseMs, full);
           // A job of its own whose lease ran out (its renewal waited for the write lock) is still held here. One claim
           // may bring a target more jobs than it has room for: those wait for its slots.
-          this.waiting.add(jobs.filter((job) => !this.holds(job.id)).map((job) => ({ job })));
+          this.waiting.add(await this.runner.readClaimed(jobs.filter((job) => !this.holds(job.id))));
           this.launchWaiting();
           // Jobs committed while the claim ran may be missing from its answer (its snapshot or its `now` came first);
           // the jobs of full targets are, until one of their slots frees (see freeSlot).

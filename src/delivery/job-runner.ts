@@ -7,7 +7,7 @@ import type {
   ForwardTarget,
   WebhookTarget,
 } from '../endpoints/index.ts';
-import { findStoredEmail, type HtmlCleaner, type StoredEmail } from '../mail/index.ts';
+import { findStoredEmail, findStoredEmails, type HtmlCleaner, type StoredEmail } from '../mail/index.ts';
 import type { RunnableJob } from './delivery-jobs.ts';
 import { carriesCleanedHtml, MAX_RAW_CARRIED_BYTES } from './email-received-payload.ts';
 import type { Forwarder } from './forwarder.ts';
@@ -57,13 +57,43 @@ export class JobRunner {
     this.deps = deps;
   }
 
+  /**
+   * Claimed jobs with their emails and targets, read in one query each for the claim (a target once for its jobs)
+   * rather than once per job. A job whose email is missing here reads it again when it runs, and finds it gone; when
+   * the reads fail, each job makes its own as it runs, and reports what fails then.
+   */
+  readClaimed(jobs: readonly DeliveryJob[]): Promise<RunnableJob[]> {
+    return this.readClaimedData(jobs).catch(() => jobs.map((job) => ({ job })));
+  }
+
+  private async readClaimedData(jobs: readonly DeliveryJob[]): Promise<RunnableJob[]> {
+    const { db, targets } = this.deps;
+    const loading = new Map<string, Promise<DeliveryTarget | undefined>>();
+    for (const job of jobs) {
+      const key = targetKey(job);
+      if (!loading.has(key)) loading.set(key, targets.load(job));
+    }
+    const [emails, loaded] = await Promise.all([
+      findStoredEmails(
+        db,
+        jobs.map((job) => job.email_id),
+      ),
+      Promise.all([...loading].map(async ([key, target]) => [key, (await target) ?? null] as const)),
+    ]);
+    const byKey = new Map(loaded);
+    return jobs.map((job) => ({ job, email: emails.get(job.email_id), target: byKey.get(targetKey(job)) }));
+  }
+
   async run(
-    { job, email: handed, sanitizedHtml, raw }: RunnableJob,
+    { job, email: handed, target: handedTarget, sanitizedHtml, raw }: RunnableJob,
     owner: string,
     attempted: () => void,
   ): Promise<Date | undefined> {
     const { store, targets, db } = this.deps;
-    const [email, target] = await Promise.all([handed ?? findStoredEmail(db, job.email_id), targets.load(job)]);
+    const [email, target] = await Promise.all([
+      handed ?? findStoredEmail(db, job.email_id),
+      handedTarget === undefined ? targets.load(job) : (handedTarget ?? undefined),
+    ]);
     if (!email || !target?.isActive) {
       attempted();
       const reason = !email ? 'Email not found' : !target ? 'Endpoint not found' : 'Endpoint is inactive';
@@ -286,6 +316,10 @@ export class JobRunner {
       recorded ? 'delivery attempt' : 'delivery attempt not recorded: its email was erased meanwhile',
     );
   }
+}
+
+function targetKey(job: DeliveryJob): string {
+  return `${job.target_type}:${job.target_id}`;
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {

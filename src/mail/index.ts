@@ -18,6 +18,7 @@ export {
   type AttachmentInfo,
   type EmailSummary,
   findStoredEmail,
+  findStoredEmails,
   hasEmail,
   type NewEmail,
   type RuleMatch,

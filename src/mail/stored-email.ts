@@ -306,14 +306,20 @@ export function toEmailRow(email: NewEmail): EmailsTable {
   };
 }
 
-/** Any account's email by id (the delivery worker's read), or undefined when it is gone. */
+/** Any account's email by id, or undefined when it is gone. */
 export async function findStoredEmail(db: Db, id: string): Promise<StoredEmail | undefined> {
-  const row = await db
+  return (await findStoredEmails(db, [id])).get(id);
+}
+
+/** Any accounts' emails by id (the delivery worker's read of a claim's emails); those gone are missing. */
+export async function findStoredEmails(db: Db, ids: readonly string[]): Promise<Map<string, StoredEmail>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
     .selectFrom('emails')
     .select([...EMAIL_COLUMNS])
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return row && toStoredEmail(row);
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((row) => [row.id, toStoredEmail(row)]));
 }
 
 /** Whether the account has an email with this id. */
