@@ -305,6 +305,46 @@ describe('webhook delivery end to end (SMTP in, loopback receiver out)', () => {
     );
   });
 
+  test('a retry is claimed with its endpoint as it is then: sent to its new URL, or, deactivated, failed unsent', async () => {
+    const moved = await startWebhookReceiver();
+    try {
+      for (const change of [{ config: { url: moved.url } }, { isActive: false }]) {
+        receiver.clear();
+        const { endpoint, address } = await webhookAddress({ retryAttempts: 3 });
+        let answer!: () => void;
+        receiver.answer({ status: 500, after: new Promise<void>((resolve) => (answer = resolve)) }, { status: 200 });
+        const emailId = await deliver(address);
+        await receiver.waitForRequests(1);
+        const changed = await api.put(`/api/v2/endpoints/${endpoint.id}`, change);
+        assert.equal(changed.status, 200, JSON.stringify(changed.body));
+        answer();
+        const delivery = await waitForDelivery(api, emailId);
+        const attempts = delivery.attemptLog.map((a) => [a.statusCode, a.url]);
+        if ('config' in change) {
+          assert.deepEqual(
+            [delivery.status, attempts],
+            [
+              'success',
+              [
+                [500, receiver.url],
+                [200, moved.url],
+              ],
+            ],
+          );
+        } else {
+          assert.deepEqual(
+            [delivery.status, delivery.lastError, attempts],
+            ['failed', 'Endpoint is inactive', [[500, receiver.url]]],
+          );
+        }
+        assert.equal(receiver.requests.length, 1);
+      }
+      assert.equal(moved.requests.length, 1);
+    } finally {
+      await moved.close();
+    }
+  });
+
   test('a 200 whose body holds NUL bytes is recorded once, the NULs as U+FFFD, and not sent again', async () => {
     const { address } = await webhookAddress();
     receiver.answer({ status: 200, body: 'ok\u0000\u0000done' });
