@@ -1,4 +1,4 @@
-import type { Selectable, Transaction } from 'kysely';
+import { type Selectable, type SqlBool, sql, type Transaction } from 'kysely';
 import {
   type Database,
   type Db,
@@ -13,6 +13,12 @@ import { type AttemptRecorded, deliveryEvent, recordAttempts } from './attempt-r
 
 /** A job as delivery runs it; `queued_at` is only the queue gauges' (and a new job's is null, left out of its insert). */
 export type DeliveryJob = Omit<Selectable<DeliveriesTable>, 'queued_at'>;
+
+/**
+ * Unfinished jobs, as the partial index `deliveries_unfinished_due` (migration 0032) holds them: written out, not bound,
+ * for SQLite uses a partial index only for a condition it sees is the index's own.
+ */
+const UNFINISHED = sql<SqlBool>`${sql.ref('status')} in ('pending', 'processing')`;
 
 /** How long a finished attempt waits for others to share its commit, at most. */
 const ATTEMPTS_GATHER_MS = 5;
@@ -142,7 +148,7 @@ export class OutboxStore {
     let due = this.db
       .selectFrom('deliveries')
       .select('id')
-      .where('status', 'in', ['pending', 'processing'])
+      .where(UNFINISHED)
       .where('next_attempt_at', '<=', nowIso)
       .$if(excludedTargets.length > 0, (query) => query.where('target_id', 'not in', excludedTargets))
       .orderBy('next_attempt_at')
@@ -208,7 +214,7 @@ export class OutboxStore {
     const row = await this.db
       .selectFrom('deliveries')
       .select((eb) => eb.fn.min('next_attempt_at').as('next'))
-      .where('status', 'in', ['pending', 'processing'])
+      .where(UNFINISHED)
       .executeTakeFirst();
     return row?.next ? new Date(row.next) : undefined;
   }
@@ -272,7 +278,7 @@ export class OutboxStore {
     const row = await this.db
       .selectFrom('deliveries')
       .select((eb) => [eb.fn.countAll().as('depth'), eb.fn.min(eb.fn.coalesce('queued_at', 'created_at')).as('oldest')])
-      .where('status', 'in', ['pending', 'processing'])
+      .where(UNFINISHED)
       .executeTakeFirstOrThrow();
     return { depth: Number(row.depth), oldestQueuedAt: row.oldest ? new Date(row.oldest) : null };
   }
