@@ -319,7 +319,7 @@ export class JobRunner {
 }
 
 function targetKey(job: DeliveryJob): string {
-  return `${job.target_type}:${job.target_id}`;
+  return `${job.account_id}:${job.target_type}:${job.target_id}`;
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
