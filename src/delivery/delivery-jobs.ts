@@ -13,12 +13,12 @@ export type JobTarget =
  * A job as the worker runs it. When handed over just committed (see DeliveryWorker.take): with the email as stored and
  * its raw message, so that the worker need not read them back, and, when ingest sanitized it already (see
  * buildEmailReceivedPayload), the HTML the webhook body carries. When claimed: with its email and target as read for
- * every job of the claim at once (see JobRunner.readClaimed), `null` for a target that is gone.
+ * every job of the claim at once (see JobRunner.readClaimed).
  */
 export interface RunnableJob {
   job: DeliveryJob;
   email?: StoredEmail;
-  target?: DeliveryTarget | null;
+  target?: DeliveryTarget;
   sanitizedHtml?: string;
   raw?: readonly Buffer[];
 }

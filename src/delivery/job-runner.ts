@@ -59,8 +59,8 @@ export class JobRunner {
 
   /**
    * Claimed jobs with their emails and targets, read in one query each for the claim (a target once for its jobs)
-   * rather than once per job. A job whose email is missing here reads it again when it runs, and finds it gone; when
-   * the reads fail, each job makes its own as it runs, and reports what fails then.
+   * rather than once per job. A job whose email or target is missing here reads it again when it runs, and finds it
+   * gone; when the reads fail, each job makes its own as it runs, and reports what fails then.
    */
   readClaimed(jobs: readonly DeliveryJob[]): Promise<RunnableJob[]> {
     return this.readClaimedData(jobs).catch(() => jobs.map((job) => ({ job })));
@@ -78,10 +78,9 @@ export class JobRunner {
         db,
         jobs.map((job) => job.email_id),
       ),
-      Promise.all([...loading].map(async ([key, target]) => [key, (await target) ?? null] as const)),
+      Promise.all(jobs.map((job) => loading.get(targetKey(job))!)),
     ]);
-    const byKey = new Map(loaded);
-    return jobs.map((job) => ({ job, email: emails.get(job.email_id), target: byKey.get(targetKey(job)) }));
+    return jobs.map((job, index) => ({ job, email: emails.get(job.email_id), target: loaded[index] }));
   }
 
   async run(
@@ -92,7 +91,7 @@ export class JobRunner {
     const { store, targets, db } = this.deps;
     const [email, target] = await Promise.all([
       handed ?? findStoredEmail(db, job.email_id),
-      handedTarget === undefined ? targets.load(job) : (handedTarget ?? undefined),
+      handedTarget ?? targets.load(job),
     ]);
     if (!email || !target?.isActive) {
       attempted();
