@@ -63,7 +63,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
    * Prometheus metrics: a registry per app; capabilities report through recorders that app.ts hands them. It reads
    * the values its labels take from the lists the reporting capabilities keep; nothing but app.ts imports it.
    */
-  metrics: ['core', 'delivery', 'endpoints', 'smtp'],
+  metrics: ['core', 'delivery', 'endpoints', 'ingest', 'smtp'],
   smtp: ['core', 'routing', 'ingest'],
   /** The web console: static files and the plugin that serves them; it reaches Mailroom only through the public API. */
   console: [],

@@ -39,7 +39,30 @@ export interface IncomingMessage {
 export interface IngestResult {
   queueId: string;
   emails: WrittenEmail[];
+  /** Where the message's ingest time went (see IngestStageSeconds). */
+  stageSeconds: IngestStageSeconds;
 }
+
+/**
+ * How long each stage of one message's ingest took, in seconds: its raw bytes written to the blob store, and at the
+ * same time its analysis (parse and verdicts, with the trip to a worker and back); its accounts' rules; and its write
+ * (waiting for its group commit, then the transaction). Each includes waiting for its turn, which is where a busy
+ * machine's time goes.
+ */
+export interface IngestStageSeconds {
+  blob: number;
+  analysis: number;
+  rules: number;
+  write: number;
+}
+
+/** The stages of IngestStageSeconds, in the order the metrics list them. */
+export const INGEST_STAGES = ['blob', 'analysis', 'rules', 'write'] as const satisfies ReadonlyArray<
+  keyof IngestStageSeconds
+>;
+
+/** Seconds since `start` (a performance.now() reading). */
+const secondsSince = (start: number) => (performance.now() - start) / 1000;
 
 export interface IngestDependencies {
   /** Ingest writes through connections of its own, on a writer thread (see writer-thread.ts). */
@@ -228,9 +251,15 @@ export function createIngestService(deps: IngestDependencies) {
     // Both are waited for even when one fails, so that the blob of a message refused here is deleted at once, not left
     // (referenced by nothing) until the next start's recovery.
     const raw = [trace, ...message.raw];
+    const started = performance.now();
+    const stageSeconds: IngestStageSeconds = { blob: 0, analysis: 0, rules: 0, write: 0 };
     const [put, analysis] = await Promise.allSettled([
-      deps.blobs.put(blobNameFor(queueId, message.receivedAt), raw),
-      analyze(message, trace, jobLease),
+      deps.blobs.put(blobNameFor(queueId, message.receivedAt), raw).finally(() => {
+        stageSeconds.blob = secondsSince(started);
+      }),
+      analyze(message, trace, jobLease).finally(() => {
+        stageSeconds.analysis = secondsSince(started);
+      }),
     ]);
     if (put.status === 'rejected') throw put.reason;
     const { key: blobKey, size: rawSize } = put.value;
@@ -239,12 +268,14 @@ export function createIngestService(deps: IngestDependencies) {
       throw analysis.reason;
     }
     let recipients: RuledRoute[];
+    const rulesStarted = performance.now();
     try {
       recipients = await applyRules(message, analysis.value);
     } catch (error) {
       await discardBlob(blobKey);
       throw error;
     }
+    stageSeconds.rules = secondsSince(rulesStarted);
     // The sanitized HTML stays here, for the delivery worker: the writer has no use for it.
     const { sanitizedHtml, ...analyzed } = analysis.value;
     const prepared: PreparedMessage = {
@@ -261,6 +292,7 @@ export function createIngestService(deps: IngestDependencies) {
     };
 
     let emails: WrittenEmail[];
+    const writeStarted = performance.now();
     try {
       emails = await writer.request({ message: prepared, othersComing: load.inFlight > 1 });
     } catch (error) {
@@ -272,6 +304,7 @@ export function createIngestService(deps: IngestDependencies) {
       } else await discardBlob(blobKey);
       throw error;
     }
+    stageSeconds.write = secondsSince(writeStarted);
     const fresh = emails.filter((email) => !email.duplicate);
     // A retried copy already stored for a recipient is named apart: nothing new was stored for it.
     deps.logger.info(
@@ -297,7 +330,7 @@ export function createIngestService(deps: IngestDependencies) {
         }
       }
     }
-    return { queueId, emails };
+    return { queueId, emails, stageSeconds };
   }
 
   /** Set once drain() has begun: the analysis workers are closing. */

@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Clock, Logger } from '../core/index.ts';
 import { ATTEMPT_OUTCOMES } from '../delivery/index.ts';
 import { ENDPOINT_TYPES } from '../endpoints/index.ts';
+import { INGEST_STAGES, type IngestStageSeconds } from '../ingest/index.ts';
 import { SMTP_REFUSAL_REASONS } from '../smtp/index.ts';
 
 /** The delivery outbox as one query reads it at scrape time. */
@@ -28,6 +29,13 @@ const QUEUE_READ_TIMEOUT_MS = 5000;
 
 /** From a few milliseconds (a small message on a fast disk) to the SMTP client's patience. */
 const INGEST_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/**
+ * A stage takes from well under a millisecond (rules, a blob on a quiet disk) to the whole of a slow ingest; finer
+ * around 10 ms, where a busy machine's stages sit.
+ */
+const INGEST_STAGE_BUCKETS_SECONDS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30,
+];
 /** A webhook or a forward, from a loopback receiver to a timed-out one. */
 const DELIVERY_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -65,6 +73,13 @@ export function createMetrics(deps: MetricsDependencies) {
     buckets: INGEST_BUCKETS_SECONDS,
     registers,
   });
+  const ingestStageLatency = new Histogram({
+    name: 'mailroom_ingest_stage_duration_seconds',
+    help: 'Ingest of accepted messages by stage: blob and analysis (at once), then rules and write, each with its wait',
+    labelNames: ['stage'],
+    buckets: INGEST_STAGE_BUCKETS_SECONDS,
+    registers,
+  });
   const attempts = new Counter({
     name: 'mailroom_delivery_attempts_total',
     help: 'Delivery attempts by endpoint type and outcome (success, retry, failed: no retry left)',
@@ -98,6 +113,7 @@ export function createMetrics(deps: MetricsDependencies) {
   // Every series is there from the start, at 0: one that appeared only at its first event would hide that event from
   // rate() and increase(), which need a sample before it. The values are the lists the reporting capabilities keep.
   for (const reason of SMTP_REFUSAL_REASONS) refused.inc({ reason }, 0);
+  for (const stage of INGEST_STAGES) ingestStageLatency.zero({ stage });
   for (const endpointType of ENDPOINT_TYPES) {
     attemptLatency.zero({ endpoint_type: endpointType });
     for (const outcome of ATTEMPT_OUTCOMES) attempts.inc({ endpoint_type: endpointType, outcome }, 0);
@@ -122,10 +138,11 @@ export function createMetrics(deps: MetricsDependencies) {
       refused(reason: string): void {
         refused.inc({ reason });
       },
-      accepted(bytes: number, ingestSeconds: number): void {
+      accepted(bytes: number, ingestSeconds: number, stageSeconds: IngestStageSeconds): void {
         received.inc();
         receivedBytes.inc(bytes);
         ingestLatency.observe(ingestSeconds);
+        for (const stage of INGEST_STAGES) ingestStageLatency.observe({ stage }, stageSeconds[stage]);
       },
     },
     delivery: {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { type FixedWindowRateLimiter, isOutage, type Logger } from '../core/index.ts';
-import type { AcceptedRoute, IngestService } from '../ingest/index.ts';
+import type { AcceptedRoute, IngestService, IngestStageSeconds } from '../ingest/index.ts';
 import { REJECT_REASONS, type RecipientRouter, rcptRejection } from '../routing/index.ts';
 import { clientKey } from './client-address.ts';
 import { EnhancedCodeServer, QUEUED, SHUTTING_DOWN, smtpError } from './enhanced-code-server.ts';
@@ -31,8 +31,8 @@ const MAX_RECIPIENTS = 100;
 /** What the SMTP edge reports as it answers (app.ts hands it the metrics' recorder). */
 export interface SmtpObserver {
   refused(reason: SmtpRefusalReason): void;
-  /** A message answered 250: its DATA size, and the time from the end of DATA to the answer. */
-  accepted(bytes: number, ingestSeconds: number): void;
+  /** A message answered 250: its DATA size, the time from the end of DATA to the answer, and ingest's share by stage. */
+  accepted(bytes: number, ingestSeconds: number, stageSeconds: IngestStageSeconds): void;
 }
 
 export interface SmtpReceiverOptions {
@@ -225,7 +225,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           (result) => {
             // Ingest settled the message: its blob is written and the analysis worker has answered, so nothing reads
             // the blocks any more. After a failure a worker may still be reading them, so they are left to the GC.
-            observer?.accepted(held.size, (performance.now() - endOfData) / 1000);
+            observer?.accepted(held.size, (performance.now() - endOfData) / 1000, result.stageSeconds);
             held.release();
             letGo();
             const ids = result.emails.map((email) => email.id);

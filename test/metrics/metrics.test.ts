@@ -87,6 +87,10 @@ describe('GET /metrics after real SMTP, deliveries and a domain check', () => {
       { result: 'verified', value: 0 },
       { result: 'unverified', value: 0 },
     ]);
+    assert.deepEqual(
+      series('mailroom_ingest_stage_duration_seconds_count'),
+      ['blob', 'analysis', 'rules', 'write'].map((stage) => ({ stage, value: 0 })),
+    );
   });
 
   test('counts what the test did: checks, accepted messages and bytes, refusals, deliveries per endpoint type', async () => {
@@ -121,7 +125,25 @@ describe('GET /metrics after real SMTP, deliveries and a domain check', () => {
     assert.equal(metrics.types.get('mailroom_ingest_duration_seconds'), 'histogram');
     assert.equal(metrics.value('mailroom_ingest_duration_seconds_count'), 2);
     assert.equal(metrics.value('mailroom_ingest_duration_seconds_bucket', { le: '+Inf' }), 2);
-    assert.ok(metrics.value('mailroom_ingest_duration_seconds_sum')! > 0);
+    const ingestSeconds = metrics.value('mailroom_ingest_duration_seconds_sum')!;
+    assert.ok(ingestSeconds > 0);
+    // Blob and analysis run at once, then rules and write, all within the time to the 250.
+    const stageSeconds = (stage: string) => {
+      assert.equal(metrics.value('mailroom_ingest_stage_duration_seconds_count', { stage }), 2, stage);
+      const seconds = metrics.value('mailroom_ingest_stage_duration_seconds_sum', { stage })!;
+      assert.ok(seconds > 0, stage);
+      return seconds;
+    };
+    const [blob, analysis, rules, write] = ['blob', 'analysis', 'rules', 'write'].map(stageSeconds) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    assert.ok(
+      Math.max(blob, analysis) + rules + write <= ingestSeconds,
+      `${[blob, analysis, rules, write]} ${ingestSeconds}`,
+    );
     for (const endpointType of ['webhook', 'email']) {
       assert.equal(
         metrics.value('mailroom_delivery_attempts_total', { endpoint_type: endpointType, outcome: 'success' }),
