@@ -10,7 +10,8 @@
  * Each sender mix (see senders.ts) runs every level again: all unsigned from one sender, or half DKIM-signed.
  * Each level also reports the server process's CPU time per message (Linux /proc; for `webhook` it includes the
  * deliveries, read once they have drained) and its peak RSS during the trial: throughput swings with whatever else
- * runs on the machine, CPU time per message much less, so it is the figure to compare changes by.
+ * runs on the machine, CPU time per message much less, so it is the figure to compare changes by. And where each
+ * message's time to its 250 went, by Mailroom's own stage histogram (see StageTimes).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,12 +19,13 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { WAL_CHECKPOINT_THREAD_NAME } from '../src/db/index.ts';
-import { INGEST_THREAD_NAMES } from '../src/ingest/index.ts';
+import { INGEST_STAGES, INGEST_THREAD_NAMES } from '../src/ingest/index.ts';
 import { SEARCH_INDEXER_THREAD_NAME } from '../src/search/index.ts';
 import { startMailroom } from '../test/delivery/processes.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { createVerifiedDomain } from '../test/helpers/domains.ts';
 import { createInstallation } from '../test/helpers/process.ts';
+import { type PrometheusExposition, parsePrometheusText } from '../test/helpers/prometheus.ts';
 import { prepareSenders, SENDER_MIXES, type SenderMix, type Senders } from './senders.ts';
 import { LOAD_CLIENTS, type LoadClient, type LoadResult, runLoad } from './smtp-load.ts';
 import { table } from './table.ts';
@@ -63,6 +65,8 @@ export interface MeasuredLevel extends LoadResult {
   webhooks?: WebhookDrain & { all: WebhookDrain };
   /** Routed trials only: msg/s against the store-only address's in the same round, the middle of the rounds. */
   ofStore?: number;
+  /** Mailroom only: where its ingest time went, by stage (see StageTimes). */
+  stages?: StageTimes;
   /** Every trial of the level, in the order run; the other figures are those of the middle pair's (see measure). */
   trials: Array<Pick<LoadResult, 'messagesPerSecond' | 'p99Ms'>>;
 }
@@ -82,6 +86,31 @@ const THREAD_GROUPS = {
   libuv: (name: string) => name.startsWith('libuv'),
 } as const;
 type ThreadGroup = keyof typeof THREAD_GROUPS | 'other';
+
+/**
+ * Mailroom's own account of a trial's ingest time, by stage (its `mailroom_ingest_stage_duration_seconds`, read
+ * before and after the trial): each stage's mean, and the upper bound of the histogram bucket its 99th percentile
+ * falls in. Blob and analysis run at once, then rules and write.
+ */
+export type StageTimes = Record<(typeof INGEST_STAGES)[number], { meanMs: number; p99AtMostMs: number }>;
+
+const STAGE_METRIC = 'mailroom_ingest_stage_duration_seconds';
+
+function stageTimes(before: PrometheusExposition, after: PrometheusExposition): StageTimes {
+  const grew = (name: string, labels: Record<string, string>) =>
+    (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
+  return Object.fromEntries(
+    INGEST_STAGES.map((stage) => {
+      const count = grew(`${STAGE_METRIC}_count`, { stage });
+      const buckets = after.samples
+        .filter((sample) => sample.name === `${STAGE_METRIC}_bucket` && sample.labels.stage === stage)
+        .map(({ labels }) => ({ le: Number(labels.le), count: grew(`${STAGE_METRIC}_bucket`, labels) }));
+      const p99 = buckets.find((bucket) => bucket.count >= 0.99 * count)?.le ?? Number.POSITIVE_INFINITY;
+      const meanMs = count > 0 ? (grew(`${STAGE_METRIC}_sum`, { stage }) * 1000) / count : 0;
+      return [stage, { meanMs: Math.round(meanMs * 100) / 100, p99AtMostMs: p99 * 1000 }];
+    }),
+  ) as StageTimes;
+}
 
 /** What the bench's recipient addresses do with their mail (see the header comment). */
 export const ROUTINGS = ['store', 'webhook'] as const;
@@ -193,6 +222,8 @@ interface Target extends Senders {
   to: string;
   /** The webhook counter's port, when this target's mail is routed to it. */
   webhookPort?: number;
+  /** Mailroom's metrics, read before and after each trial. */
+  scrape?: () => Promise<PrometheusExposition>;
 }
 
 /** Waits (bounded) until `expected` more distinct webhooks than `before` have arrived. */
@@ -222,6 +253,7 @@ type Trial = Omit<MeasuredLevel, 'trials' | 'ofStore' | 'webhooks'> & { webhooks
 async function runTrial(client: LoadClient, target: Target, level: IngestLevel): Promise<Trial> {
   const perMessage = (ms: number, accepted: number) => Math.round((ms / Math.max(1, accepted)) * 1000) / 1000;
   const webhooksBefore = target.webhookPort ? await webhookCount(target.webhookPort) : undefined;
+  const metricsBefore = await target.scrape?.();
   peakRssMb(target.pid, true);
   const before = cpuMs(`/proc/${target.pid}/stat`);
   const threadsBefore = threadCpuMs(target.pid);
@@ -240,6 +272,7 @@ async function runTrial(client: LoadClient, target: Target, level: IngestLevel):
       ? await drainWebhooks(target.webhookPort, webhooksBefore, result.accepted)
       : undefined;
   const threadsAfter = threadCpuMs(target.pid);
+  const metricsAfter = await target.scrape?.();
   const byThread = Object.fromEntries(
     Object.entries(threadsAfter).map(([group, ms]) => [
       group,
@@ -253,6 +286,7 @@ async function runTrial(client: LoadClient, target: Target, level: IngestLevel):
     clientCpuMsPerMessage: perMessage((clientUsage.user + clientUsage.system) / 1000, result.accepted),
     peakRssMb: peakRssMb(target.pid),
     ...(webhooks ? { webhooks } : {}),
+    ...(metricsBefore && metricsAfter ? { stages: stageTimes(metricsBefore, metricsAfter) } : {}),
   };
 }
 
@@ -405,6 +439,7 @@ export async function runIngestBench(options: {
             to: RECIPIENTS[routing],
             ...sendersTo(RECIPIENTS[routing]),
             ...(routing === 'webhook' ? { webhookPort: receiver.port } : {}),
+            scrape: async () => parsePrometheusText(String((await mailroom.api.get('/metrics')).body)),
           };
         }
         targets.discard = {
@@ -505,6 +540,16 @@ function formatLevels(
       ...groups.map((group) => String(level.serverCpuMsPerMessageByThread[group])),
     ]),
   ];
+  const stages = [
+    ['connections', ...INGEST_STAGES],
+    ...mailroom.map((level) => [
+      String(level.connections),
+      ...INGEST_STAGES.map((stage) => {
+        const times = level.stages?.[stage];
+        return times ? `${times.meanMs} (<=${times.p99AtMostMs})` : '';
+      }),
+    ]),
+  ];
   const recipient = routing === 'webhook' ? 'address routed to a loopback webhook answering 200' : 'store-only address';
   const sent = senders === 'mixed' ? 'half of them DKIM-signed by 1,000 sender domains' : 'unsigned, from one sender';
   return [
@@ -512,5 +557,7 @@ function formatLevels(
     ...table(rows),
     'Mailroom cpu ms/msg by thread',
     ...table(byThread),
+    "Mailroom's ingest by stage, ms: mean (the p99's bucket bound); blob and analysis at once, then rules and write",
+    ...table(stages),
   ].join('\n');
 }
