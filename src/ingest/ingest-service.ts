@@ -248,11 +248,11 @@ export function createIngestService(deps: IngestDependencies) {
       at: message.receivedAt,
     });
 
-    // Both are waited for even when one fails, so that the blob of a message refused here is deleted at once, not left
-    // (referenced by nothing) until the next start's recovery.
     const raw = [trace, ...message.raw];
     const started = performance.now();
     const stageSeconds: IngestStageSeconds = { blob: 0, analysis: 0, rules: 0, write: 0 };
+    // Both are waited for even when one fails, so that the blob of a message refused here is deleted at once, not left
+    // (referenced by nothing) until the next start's recovery.
     const [put, analysis] = await Promise.allSettled([
       deps.blobs.put(blobNameFor(queueId, message.receivedAt), raw).finally(() => {
         stageSeconds.blob = secondsSince(started);
