@@ -1,6 +1,6 @@
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { syncPath } from './fs-blob-store.ts';
+import { syncPath } from './fs-segment.ts';
 
 /**
  * Copies the files of the filesystem blob store at `root` to `target` while a server may be writing them, and makes

@@ -1,20 +1,11 @@
-import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { newId } from '../core/index.ts';
 import { assertSafeKey, BlobNotFound, type BlobStore, type ListedBlob, type StoredBlob } from './blob-store.ts';
+import { DEAD, HEADER_BYTES, isLiveRecord, readRecords, Segment, syncPath, zeroRange } from './fs-segment.ts';
 
-/**
- * A record in a segment: an 8-byte header (4-byte tag, then the blob's length as uint32 LE) and the blob's bytes.
- * The header makes a segment readable without the database: recovery walks it to find the blobs no row refers to.
- */
-const HEADER_BYTES = 8;
-const LIVE = Buffer.from('MRB1');
-const DEAD = Buffer.from('MRB0');
 const MAX_BLOB_BYTES = 0xffff_ffff;
-/** A segment takes new blobs until it holds this much; then the next blob starts a new one. */
-const SEGMENT_BYTES = 64 * 1024 * 1024;
 const SEGMENT_SUFFIX = '.seg';
 /** `raw/2026/11/24/seg_x.seg/1048576-10342`: the blob of 10,342 bytes at offset 1,048,576 of that segment. */
 const SEGMENT_RANGE = /^(.+\.seg)\/(\d+)-(\d+)$/;
@@ -38,6 +29,7 @@ type Located =
  * compact a segment that still holds live ones, as a key names its record's place and is stored in the emails' rows.
  * A crash mid-write can leave a torn record at a segment's end, never one a stored email refers to (rows are
  * committed only after the put resolved), and ingest's start-up recovery marks dead the records no row refers to.
+ * A segment not closed (a crash) also keeps the zeros written ahead of its records; a walk ends at them.
  * One process writes a directory's segments: the filesystem store is for a single Mailroom process (scale-out
  * uses S3).
  */
@@ -216,183 +208,4 @@ export async function openFsBlobStore(root: string): Promise<BlobStore> {
       active = undefined;
     },
   };
-}
-
-/** Makes a directory's entries, or a file's bytes, durable. */
-export async function syncPath(path: string) {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-function recordHeader(length: number): Buffer {
-  const header = Buffer.alloc(HEADER_BYTES);
-  LIVE.copy(header);
-  header.writeUInt32LE(length, LIVE.length);
-  return header;
-}
-
-/** The header at `position`: whether its record is live, and its length; undefined when there is none to read. */
-async function readHeader(
-  handle: FileHandle,
-  position: number,
-): Promise<{ live: boolean; length: number } | undefined> {
-  const header = Buffer.alloc(HEADER_BYTES);
-  const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, position);
-  if (bytesRead < HEADER_BYTES) return undefined;
-  const tag = header.subarray(0, LIVE.length);
-  const live = tag.equals(LIVE);
-  if (!live && !tag.equals(DEAD)) return undefined;
-  return { live, length: header.readUInt32LE(LIVE.length) };
-}
-
-/**
- * Whether a live record of `length` bytes starts at `offset`: a deleted one, a made-up key, or one the file no longer
- * holds whole (a segment cut short on disk) does not, so its bytes are never served as if complete.
- */
-async function isLiveRecord(handle: FileHandle, offset: number, length: number): Promise<boolean> {
-  if (offset < HEADER_BYTES) return false;
-  const header = await readHeader(handle, offset - HEADER_BYTES);
-  if (header?.live !== true || header.length !== length) return false;
-  return (await handle.stat()).size >= offset + length;
-}
-
-/** The keys of a segment's live records, in order. A torn or unreadable record ends the walk. */
-async function* readRecords(handle: FileHandle, segmentKey: string): AsyncIterable<string> {
-  const { size } = await handle.stat();
-  let position = 0;
-  while (position + HEADER_BYTES <= size) {
-    const header = await readHeader(handle, position);
-    const offset = position + HEADER_BYTES;
-    if (!header || offset + header.length > size) return;
-    if (header.live) yield `${segmentKey}/${offset}-${header.length}`;
-    position = offset + header.length;
-  }
-}
-
-interface PendingAppend {
-  buffers: Buffer[];
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-/**
- * The segment puts append to. Each put reserves its place at once (so its key is known), and queued records are
- * written in one positioned, synchronous (O_DSYNC) writev, while the next records queue behind.
- */
-class Segment {
-  readonly key: string;
-  readonly dir: string;
-  /** Bytes reserved so far: the offset the next record starts at. */
-  private size = 0;
-  /** Set when a write failed or the segment was sealed: it takes no more records. */
-  private closed = false;
-  private readonly handle: Promise<FileHandle>;
-  private queue: PendingAppend[] = [];
-  private written = 0;
-  private writing: Promise<void> | undefined;
-  /** Records reserved (durable or on their way) and not deleted; a failed write takes its records off. */
-  private liveRecords = 0;
-
-  constructor(key: string, dir: string, path: string, dirReady: Promise<void>) {
-    this.key = key;
-    this.dir = dir;
-    this.handle = dirReady.then(async () => {
-      // O_DSYNC: a write returns once its bytes are durable, so a batch costs one trip to the thread pool, not two
-      // (a write, then an fdatasync).
-      const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC);
-      // The new file's entry is made durable once; after that each synchronous write makes its records durable.
-      try {
-        await syncPath(this.dir);
-      } catch (error) {
-        // Nothing will close a handle the segment never got: left to the garbage collector, the process would end.
-        await handle.close();
-        throw error;
-      }
-      return handle;
-    });
-    this.handle.catch(() => {});
-  }
-
-  /** Whether a record of `bytes` for `dir` goes here (a record larger than a segment gets an empty one). */
-  accepts(dir: string, bytes: number): boolean {
-    return !this.closed && this.dir === dir && (this.size === 0 || this.size + bytes <= SEGMENT_BYTES);
-  }
-
-  /** Queues a record; resolves with the offset of its bytes once they are durable. */
-  append(chunks: readonly Buffer[], size: number): Promise<number> {
-    const offset = this.size + HEADER_BYTES;
-    this.size = offset + size;
-    this.liveRecords++;
-    return new Promise<number>((resolve, reject) => {
-      const failed = (error: unknown) => {
-        this.liveRecords--;
-        reject(error);
-      };
-      this.queue.push({ buffers: [recordHeader(size), ...chunks], resolve: () => resolve(offset), reject: failed });
-      this.writing ??= this.drain();
-    });
-  }
-
-  /** Counts a deleted record off; returns how many are left, those still being written included. */
-  recordDeleted(): number {
-    return --this.liveRecords;
-  }
-
-  get liveRecordCount(): number {
-    return this.liveRecords;
-  }
-
-  /** Takes no more records; resolves once those queued are written and the file is closed. */
-  async seal(): Promise<void> {
-    this.closed = true;
-    await this.writing;
-    await (await this.handle.catch(() => undefined))?.close().catch(() => {});
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0);
-      const buffers = batch.flatMap((pending) => pending.buffers);
-      const length = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
-      try {
-        const handle = await this.handle;
-        // A write cut short (a disk filling up) is followed by one of the rest, which completes or fails with ENOSPC.
-        for (let done = 0; done < length; ) {
-          const { bytesWritten } = await handle.writev(unwritten(buffers, done), this.written + done);
-          if (bytesWritten === 0) throw new Error(`segment ${this.key}: wrote ${done} of ${length} bytes`);
-          done += bytesWritten;
-        }
-        this.written += length;
-        for (const pending of batch) pending.resolve();
-      } catch (error) {
-        // What follows the failed write cannot be placed reliably: this segment takes nothing more.
-        this.closed = true;
-        for (const pending of [...batch, ...this.queue.splice(0)]) pending.reject(error);
-      }
-    }
-    this.writing = undefined;
-  }
-}
-
-/** What is left of `buffers` once their first `skip` bytes were written. */
-function unwritten(buffers: Buffer[], skip: number): Buffer[] {
-  if (skip === 0) return buffers;
-  const rest: Buffer[] = [];
-  for (const buffer of buffers) {
-    if (skip < buffer.length) rest.push(buffer.subarray(skip));
-    skip = Math.max(0, skip - buffer.length);
-  }
-  return rest;
-}
-
-const ZEROS = Buffer.alloc(1024 * 1024);
-
-async function zeroRange(handle: FileHandle, offset: number, length: number): Promise<void> {
-  for (let done = 0; done < length; done += ZEROS.length) {
-    await handle.write(ZEROS, 0, Math.min(ZEROS.length, length - done), offset + done);
-  }
 }

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readlinkSync } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BlobNotFound, type BlobStore, openFsBlobStore } from '../../src/blobs/index.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { hasPrlimit } from '../helpers/system-tools.ts';
 
 let root: string;
@@ -216,6 +217,38 @@ describe('filesystem blob store (segment files)', () => {
     const stored = await store.put('raw/2026/11/29/msg_b.eml', [Buffer.from('b')]);
     assert.equal(await read(store, stored.key), 'b');
     await store.close();
+  });
+
+  test('a segment is written 1 MiB ahead with zeros, so the next puts do not grow the file; closed, it ends with its last record', async () => {
+    const dir = join(root, 'runway');
+    const store = await openFsBlobStore(dir);
+    const first = await store.put('raw/2026/11/24/msg_a.eml', [Buffer.from('first')]);
+    const segment = join(dir, first.key.split('/').slice(0, -1).join('/'));
+    const firstEnd = 8 + 'first'.length;
+    await eventually(async () => (await stat(segment)).size === firstEnd + 1024 * 1024, 'the zeros written ahead');
+    const second = await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('second')]);
+    assert.equal((await stat(segment)).size, firstEnd + 1024 * 1024);
+    assert.deepEqual(await listed(store), [first.key, second.key]);
+    assert.equal(await read(store, second.key), 'second');
+    await store.close();
+    assert.equal((await stat(segment)).size, firstEnd + 8 + 'second'.length);
+  });
+
+  test('a segment left with its zeros (a crash before it was closed) lists and reads its records only; puts go on in a new one', async () => {
+    const dir = join(root, 'runway-crash');
+    const crashed = await openFsBlobStore(dir);
+    const stored = await crashed.put('raw/2026/11/24/msg_a.eml', [Buffer.from('stored')]);
+    const segment = join(dir, stored.key.split('/').slice(0, -1).join('/'));
+    await eventually(async () => (await stat(segment)).size > 1024 * 1024, 'the zeros written ahead');
+
+    const store = await openFsBlobStore(dir);
+    assert.deepEqual(await listed(store), [stored.key]);
+    assert.equal(await read(store, stored.key), 'stored');
+    const next = await store.put('raw/2026/11/24/msg_b.eml', [Buffer.from('next')]);
+    assert.notEqual(next.key.split('/')[4], stored.key.split('/')[4]);
+    assert.deepEqual((await listed(store)).sort(), [stored.key, next.key].sort());
+    await store.close();
+    await crashed.close();
   });
 
   test('a blob stored as a file of its own (the earlier layout) still reads, lists and deletes', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -49,11 +49,16 @@ describe('mailroom backup on SQLite', { skip: Boolean(TEST_DATABASE_URL) }, () =
       const backup = await runCli(['backup', target], installation.env);
       assert.equal(backup.stderr, '');
       assert.equal(backup.code, 0);
+      // The segment being written has its next 1 MiB written with zeros already (see Segment), and is copied whole.
+      const copied = await readdir(join(target, 'blobs'), { recursive: true, withFileTypes: true });
+      const files = copied.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+      assert.equal(files.length, 1);
+      const megabytes = ((await stat(files[0]!)).size / 1024 / 1024).toFixed(1);
       assert.match(
         backup.stdout,
         new RegExp(
           `^Backed up DATA_DIR ${installation.dataDir} to ${target}: the database \\(\\d+\\.\\d MB\\) and 1 blob ` +
-            `file \\(0\\.0 MB\\)\\. To restore it, start Mailroom with DATA_DIR=${target}\\n$`,
+            `file \\(${megabytes} MB\\)\\. To restore it, start Mailroom with DATA_DIR=${target}\\n$`,
         ),
       );
       const later = message('dormouse', 'After the backup.');

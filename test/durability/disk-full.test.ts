@@ -103,13 +103,14 @@ test('DATA_DIR full: SMTP answers 451 and the API 503 with Retry-After, logged a
   const emailId = stored.queuedIds[0]!;
   const filler = await fillDisk(dataDir, TEST_DATABASE_URL ? [] : ['mailroom.sqlite', 'mailroom-search.sqlite']);
 
-  // A sender retrying: each try meets the full disk.
+  // A sender retrying: each try meets the full disk. The message is larger than the zeros written ahead of the
+  // segment's records (1 MiB), which a smaller one would still fit in.
   for (let retry = 0; retry < 3; retry++) {
     const refused = await sendMail({
       port: server.smtpPort,
       to: ADDRESS,
       subject: 'Full',
-      text: 'word '.repeat(20_000),
+      text: 'word '.repeat(300_000),
     });
     assert.equal(refused.response, '451 4.3.0 Temporary failure, please try again later');
   }

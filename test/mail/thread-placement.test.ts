@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { openFsBlobStore } from '../../src/blobs/index.ts';
 import { startSecondInstance, TEST_DATABASE_URL, type TestApp } from '../helpers/app.ts';
 import { createVerifiedDomain } from '../helpers/domains.ts';
 import { apiClient } from '../helpers/http.ts';
@@ -182,13 +182,13 @@ test('a reply arriving while its thread is erased is stored in a thread that exi
   }
 });
 
-/** The bytes of raw messages `app` has stored: each is stored as its DATA ends, when it takes its time of arrival. */
-async function storedBytes(app: TestApp) {
-  const root = join(app.dataDir, 'blobs');
-  const files = await readdir(root, { recursive: true });
-  let bytes = 0;
-  for (const file of files.filter((name) => name.endsWith('.seg'))) bytes += (await stat(join(root, file))).size;
-  return bytes;
+/** How many raw messages `app` has stored: each is stored as its DATA ends, when it takes its time of arrival. */
+async function storedBlobs(app: TestApp) {
+  const store = await openFsBlobStore(join(app.dataDir, 'blobs'));
+  let count = 0;
+  for await (const _blob of store.list('raw/')) count++;
+  await store.close();
+  return count;
 }
 
 test("a thread's last message time is its latest email's when an earlier one is committed after it", {
@@ -229,9 +229,9 @@ test("a thread's last message time is its latest email's when an earlier one is 
     await heldUp(client, 1);
     waiting.push(send(world.server, 'held-2', 'held'));
     await heldUp(client, 2);
-    const before = await storedBytes(world.server);
+    const before = await storedBlobs(world.server);
     const earlier = send(world.server, 'order-earlier', 'order');
-    for (let look = 0; look < 400 && (await storedBytes(world.server)) === before; look++) {
+    for (let look = 0; look < 400 && (await storedBlobs(world.server)) === before; look++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const later = await send(second!, 'order-later', 'order');
