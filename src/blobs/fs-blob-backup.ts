@@ -5,8 +5,9 @@ import { syncPath } from './fs-segment.ts';
 /**
  * Copies the files of the filesystem blob store at `root` to `target` while a server may be writing them, and makes
  * the copies durable. Taken after the database's copy, it holds every blob that copy's rows name: a blob is durable
- * before its row is committed, and segments only grow. A file removed meanwhile (a segment whose records were all
- * deleted) is left out, as that mail was deleted after the database was copied.
+ * before its row is committed, and a segment's records stay where they are (closing one cuts only the zeros past
+ * them). A file removed meanwhile (a segment whose records were all deleted) is left out, as that mail was deleted
+ * after the database was copied.
  */
 export async function backUpFsBlobStore(root: string, target: string): Promise<{ files: number; bytes: number }> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch((error) => {
