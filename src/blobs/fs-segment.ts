@@ -195,11 +195,10 @@ export class Segment {
     const from = this.allocated;
     const length = Math.min(RUNWAY_BYTES, SEGMENT_BYTES - from);
     if (this.extending || this.closed || from - this.written >= RUNWAY_BYTES / 2 || length <= 0) return;
-    this.extending = handle
-      .write(ZEROS, 0, length, from)
+    this.extending = zeroRange(handle, from, length)
       .then(
-        ({ bytesWritten }) => {
-          this.allocated = Math.max(this.allocated, from + bytesWritten);
+        () => {
+          this.allocated = Math.max(this.allocated, from + length);
         },
         () => {},
       )
