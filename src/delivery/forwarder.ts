@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { storableText } from '../core/index.ts';
@@ -84,6 +85,8 @@ function domainOf(address: string): string {
  * original sender), and the thread headers are chained so replies land in the original conversation.
  */
 export function createForwarder(options: ForwarderOptions) {
+  // Loaded here rather than with the module: threads that never forward (ingest's writer) reach it through indexes.
+  const nodemailer: typeof import('nodemailer') = createRequire(import.meta.url)('nodemailer');
   const relay = options.relayUrl
     ? nodemailer.createTransport({
         pool: true,

@@ -1,15 +1,5 @@
-export {
-  type AttachmentWithContent,
-  attachmentsWithContent,
-  type ExtractedAttachment,
-  extractAttachment,
-  hashAttachments,
-} from './extract-attachment.ts';
-export {
-  type AddressList,
-  type AttachmentInfo,
-  type ParsedMessage,
-  parseMessage,
-} from './message-parser.ts';
+export type { AttachmentWithContent, ExtractedAttachment } from './extract-attachment.ts';
+export type { AddressList, AttachmentInfo, ParsedMessage } from './message-parser.ts';
+export { attachmentsWithContent, extractAttachment, hashAttachments, parseMessage } from './parsing.ts';
 export { sanitizeEmailHtml } from './sanitize-email-html.ts';
 export { traceHeader } from './trace-header.ts';

@@ -1,4 +1,9 @@
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+let sanitizer: typeof import('sanitize-html') | undefined;
+/** Loaded at a thread's first call: the threads that never sanitize (ingest's writer) reach it through indexes. */
+const sanitizeHtml = (): typeof import('sanitize-html') => (sanitizer ??= require('sanitize-html'));
 
 /**
  * Start tags sanitized at most. htmlparser2 keeps the open elements in an array it adds to at the front, so a tag
@@ -24,10 +29,11 @@ function withinStartTags(html: string): string {
  */
 export function sanitizeEmailHtml(html: string | null): string {
   if (!html) return '';
-  return sanitizeHtml(withinStartTags(html), {
-    allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'center', 'font'],
+  const sanitize = sanitizeHtml();
+  return sanitize(withinStartTags(html), {
+    allowedTags: [...sanitize.defaults.allowedTags, 'img', 'center', 'font'],
     allowedAttributes: {
-      ...sanitizeHtml.defaults.allowedAttributes,
+      ...sanitize.defaults.allowedAttributes,
       '*': ['style', 'align', 'width', 'height', 'bgcolor', 'color', 'dir'],
       img: ['src', 'alt', 'title', 'width', 'height'],
       font: ['face', 'size', 'color'],
