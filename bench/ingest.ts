@@ -9,9 +9,10 @@
  * message's webhook has arrived, and reports delivered/expected, duplicates and the time to drain.
  * Each sender mix (see senders.ts) runs every level again: all unsigned from one sender, or half DKIM-signed.
  * Each level also reports the server process's CPU time per message (Linux /proc; for `webhook` it includes the
- * deliveries, read once they have drained) and its peak RSS during the trial: throughput swings with whatever else
- * runs on the machine, CPU time per message much less, so it is the figure to compare changes by. And where each
- * message's time to its 250 went, by Mailroom's own stage histogram (see StageTimes).
+ * deliveries, read once they have drained), with a PostgreSQL server on this machine its processes' as well, and
+ * Mailroom's peak RSS during the trial: throughput swings with whatever else runs on the machine, CPU time per
+ * message much less, so it is the figure to compare changes by. And where each message's time to its 250 went, by
+ * Mailroom's own stage histogram (see StageTimes).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,6 +60,11 @@ export interface MeasuredLevel extends LoadResult {
   clientCpuMsPerMessage: number;
   /** The same CPU time by thread group (see THREAD_GROUPS). */
   serverCpuMsPerMessageByThread: Record<ThreadGroup, number>;
+  /**
+   * Mailroom on a PostgreSQL server of this machine: the CPU time of all its processes (backends, WAL writer,
+   * checkpointer, autovacuum) per accepted message, over the same span as the server's.
+   */
+  databaseCpuMsPerMessage?: number;
   /** The server process's peak resident memory during the trial (VmHWM, reset before it), in MB. */
   peakRssMb: number;
   /** Routed trials only: the middle trial's drain, and `all` summed over every trial (drainSeconds: the longest). */
@@ -202,6 +208,26 @@ function threadCpuMs(pid: number): Record<ThreadGroup, number> {
   return groups;
 }
 
+/** CPU time, in ms, of every process named `postgres`: a PostgreSQL server's postmaster and the processes it forks. */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuMs(`/proc/${pid}/stat`);
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return total;
+}
+
+/** Whether a database URL names a server on this machine (loopback or a Unix socket), whose processes /proc shows. */
+function isLocalServer(databaseUrl: string): boolean {
+  const host = new URL(databaseUrl).hostname.replace(/^\[|\]$/g, '');
+  return host === '' || host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
 /** The webhook counter's tallies (see webhook-counter.ts). */
 async function webhookCount(port: number): Promise<{ requests: number; unique: number }> {
   const response = await fetch(`http://127.0.0.1:${port}/count`);
@@ -224,6 +250,8 @@ interface Target extends Senders {
   webhookPort?: number;
   /** Mailroom's metrics, read before and after each trial. */
   scrape?: () => Promise<PrometheusExposition>;
+  /** Mailroom on a PostgreSQL server of this machine, whose CPU time is read with Mailroom's. */
+  localPostgres?: boolean;
 }
 
 /** Waits (bounded) until `expected` more distinct webhooks than `before` have arrived. */
@@ -257,6 +285,7 @@ async function runTrial(client: LoadClient, target: Target, level: IngestLevel):
   peakRssMb(target.pid, true);
   const before = cpuMs(`/proc/${target.pid}/stat`);
   const threadsBefore = threadCpuMs(target.pid);
+  const databaseBefore = target.localPostgres ? postgresCpuMs() : undefined;
   const clientBefore = process.cpuUsage();
   const result = await runLoad({
     client,
@@ -272,6 +301,7 @@ async function runTrial(client: LoadClient, target: Target, level: IngestLevel):
       ? await drainWebhooks(target.webhookPort, webhooksBefore, result.accepted)
       : undefined;
   const threadsAfter = threadCpuMs(target.pid);
+  const databaseMs = databaseBefore === undefined ? undefined : postgresCpuMs() - databaseBefore;
   const metricsAfter = await target.scrape?.();
   const byThread = Object.fromEntries(
     Object.entries(threadsAfter).map(([group, ms]) => [
@@ -283,6 +313,7 @@ async function runTrial(client: LoadClient, target: Target, level: IngestLevel):
     ...result,
     serverCpuMsPerMessage: perMessage(cpuMs(`/proc/${target.pid}/stat`) - before, result.accepted),
     serverCpuMsPerMessageByThread: byThread,
+    ...(databaseMs === undefined ? {} : { databaseCpuMsPerMessage: perMessage(databaseMs, result.accepted) }),
     clientCpuMsPerMessage: perMessage((clientUsage.user + clientUsage.system) / 1000, result.accepted),
     peakRssMb: peakRssMb(target.pid),
     ...(webhooks ? { webhooks } : {}),
@@ -440,6 +471,7 @@ export async function runIngestBench(options: {
             ...sendersTo(RECIPIENTS[routing]),
             ...(routing === 'webhook' ? { webhookPort: receiver.port } : {}),
             scrape: async () => parsePrometheusText(String((await mailroom.api.get('/metrics')).body)),
+            localPostgres: options.databaseUrl !== undefined && isLocalServer(options.databaseUrl),
           };
         }
         targets.discard = {
@@ -533,11 +565,13 @@ function formatLevels(
     ]);
   });
   const groups = Object.keys(mailroom[0]!.serverCpuMsPerMessageByThread) as ThreadGroup[];
+  const databaseCpu = mailroom.some((level) => level.databaseCpuMsPerMessage !== undefined);
   const byThread = [
-    ['connections', ...groups],
+    ['connections', ...groups, ...(databaseCpu ? ['postgres'] : [])],
     ...mailroom.map((level) => [
       String(level.connections),
       ...groups.map((group) => String(level.serverCpuMsPerMessageByThread[group])),
+      ...(databaseCpu ? [String(level.databaseCpuMsPerMessage ?? '')] : []),
     ]),
   ];
   const stages = [
@@ -555,7 +589,7 @@ function formatLevels(
   return [
     `ingest (10 KB messages ${sent}, end of DATA -> 250), ${database}, ${recipient}, ${client} client; the middle of ${mailroom[0]!.trials.length} trial rounds by ratio; cpu ms/msg: against Mailroom (against the discard server)${routed ? ', with the deliveries; of store: msg/s against the store-only address in the same round (middle round); drain s: after the last 250 (middle trial, longest)' : ''}`,
     ...table(rows),
-    'Mailroom cpu ms/msg by thread',
+    `Mailroom cpu ms/msg by thread${databaseCpu ? ", and the PostgreSQL server's processes" : ''}`,
     ...table(byThread),
     "Mailroom's ingest by stage, ms: mean (the p99's bucket bound); blob and analysis at once, then rules and write",
     ...table(stages),
