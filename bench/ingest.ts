@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { urlHost } from '../src/core/index.ts';
 import { WAL_CHECKPOINT_THREAD_NAME } from '../src/db/index.ts';
 import { INGEST_STAGES, INGEST_THREAD_NAMES } from '../src/ingest/index.ts';
 import { SEARCH_INDEXER_THREAD_NAME } from '../src/search/index.ts';
@@ -224,7 +225,7 @@ function postgresCpuMs(): number {
 
 /** Whether a database URL names a server on this machine (loopback or a Unix socket), whose processes /proc shows. */
 function isLocalServer(databaseUrl: string): boolean {
-  const host = new URL(databaseUrl).hostname.replace(/^\[|\]$/g, '');
+  const host = urlHost(new URL(databaseUrl));
   return host === '' || host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
@@ -459,6 +460,7 @@ export async function runIngestBench(options: {
       });
       if (address.status !== 201) throw new Error(`address: ${JSON.stringify(address.body)}`);
     }
+    const localPostgres = options.databaseUrl !== undefined && isLocalServer(options.databaseUrl);
     const measured = [];
     for (const client of clients) {
       for (const [mix, sendersTo] of mixes) {
@@ -471,7 +473,7 @@ export async function runIngestBench(options: {
             ...sendersTo(RECIPIENTS[routing]),
             ...(routing === 'webhook' ? { webhookPort: receiver.port } : {}),
             scrape: async () => parsePrometheusText(String((await mailroom.api.get('/metrics')).body)),
-            localPostgres: options.databaseUrl !== undefined && isLocalServer(options.databaseUrl),
+            localPostgres,
           };
         }
         targets.discard = {
