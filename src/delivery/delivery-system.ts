@@ -139,13 +139,23 @@ export function createDeliverySystem(options: DeliverySystemOptions) {
     announcer?.announce();
   }
 
-  /** Jobs just committed: those leased to this worker it runs; pending ones are queued for any worker. */
+  /**
+   * Jobs just committed: those leased to this worker it runs; pending ones are queued for any worker. A job keeps a
+   * copy of its raw message: what ingest hands over are views of SMTP's buffers, which later mail reuses once this
+   * returns, while a job may wait for a slot.
+   */
   function jobsCommitted(jobs: readonly RunnableJob[]): void {
+    const copies = new Map<readonly Buffer[], Buffer[]>();
+    const copyOf = (raw: readonly Buffer[]) => {
+      const copy = copies.get(raw) ?? [Buffer.concat(raw)];
+      copies.set(raw, copy);
+      return copy;
+    };
     const leased = jobs
       .filter(({ job }) => job.lease_owner === worker.owner)
       .map(({ raw, ...runnable }) =>
         raw && (runnable.email?.rawSize ?? Number.POSITIVE_INFINITY) <= MAX_RAW_HELD_BYTES
-          ? { ...runnable, raw }
+          ? { ...runnable, raw: copyOf(raw) }
           : runnable,
       );
     if (leased.length > 0) worker.take(leased);

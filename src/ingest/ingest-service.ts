@@ -99,16 +99,17 @@ const WRITER_YOUNG_GENERATION_MB = 12;
 /** The operating system's names for ingest's threads (see WorkerPool); the ingest bench reports CPU by them. */
 export const INGEST_THREAD_NAMES = { analysis: 'ingest-analysis', writer: 'ingest-writer' } as const;
 
+/** The message's copies its deliveries can use: its HTML sanitized for webhooks, and its bytes as stored. */
+export interface CommittedCopies {
+  sanitizedHtml: string | undefined;
+  /** Views of SMTP's buffers, which later mail reuses once the listener returns: a listener keeps a copy. */
+  raw: readonly Buffer[];
+}
+
 /**
  * Told of each commit's newly stored emails (with the jobs queued for them, and each email as stored when its jobs
  * were leased), and the message's HTML sanitized for webhook bodies when a route sends it to one (see webhookHtml).
  */
-/** The message's copies its deliveries can use: its HTML sanitized for webhooks, and its bytes as stored. */
-export interface CommittedCopies {
-  sanitizedHtml: string | undefined;
-  raw: readonly Buffer[];
-}
-
 export type CommittedListener = (emails: WrittenEmail[], copies: CommittedCopies) => void;
 
 /** Where a message's raw bytes go: its blob store answers with the key to read them by. */

@@ -77,3 +77,39 @@ test('jobs beyond what the worker keeps waiting in memory are delivered in arriv
     sent,
   );
 });
+
+test('a job waiting in memory sends its own raw message, not the bytes of mail received after it', async () => {
+  const ownReceiver = await startWebhookReceiver();
+  try {
+    const { address } = await routeToWebhook(world, 'Raw', ownReceiver.url);
+    let releaseFirst!: () => void;
+    ownReceiver.answer(
+      { status: 200, after: new Promise<void>((resolve) => (releaseFirst = resolve)) },
+      { status: 200 },
+    );
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: world.server.smtpPort, ignoreTLS: true });
+    // Same length each, so that a later message would cover an earlier one's bytes exactly.
+    const texts = ['Holds the slot', 'Waits: alpha  ', 'Waits: bravo  ', 'Waits: charlie'];
+    const ids: string[] = [];
+    try {
+      for (const [n, text] of texts.entries()) {
+        const info = await transport.sendMail({ from: 'ann@sender.test', to: address, subject: `Raw ${n}`, text });
+        ids.push(/queued as (email_\w+)/.exec(String(info.response))![1]!);
+        if (n === 0) await ownReceiver.waitForRequests(1);
+      }
+    } finally {
+      transport.close();
+    }
+    releaseFirst();
+    await ownReceiver.waitForRequests(texts.length, 30_000);
+    for (const [n, text] of texts.entries()) {
+      const request = ownReceiver.requests.find((r) => r.headers['x-email-id'] === ids[n]);
+      assert.ok(request, `webhook of message ${n}`);
+      const raw: string = JSON.parse(request.body).email.parsedData.raw;
+      assert.match(raw, new RegExp(`Subject: Raw ${n}\\r\\n`));
+      assert.match(raw, new RegExp(`\\r\\n\\r\\n${text}`));
+    }
+  } finally {
+    await ownReceiver.close();
+  }
+});
