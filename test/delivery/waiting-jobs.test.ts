@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import nodemailer from 'nodemailer';
+import { sendMail } from '../helpers/smtp.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { type DeliveryWorld, routeToWebhook, startDeliveryWorld } from './setup.ts';
 
@@ -87,18 +88,20 @@ test('a job waiting in memory sends its own raw message, not the bytes of mail r
       { status: 200, after: new Promise<void>((resolve) => (releaseFirst = resolve)) },
       { status: 200 },
     );
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: world.server.smtpPort, ignoreTLS: true });
     // Same length each, so that a later message would cover an earlier one's bytes exactly.
     const texts = ['Holds the slot', 'Waits: alpha  ', 'Waits: bravo  ', 'Waits: charlie'];
     const ids: string[] = [];
-    try {
-      for (const [n, text] of texts.entries()) {
-        const info = await transport.sendMail({ from: 'ann@sender.test', to: address, subject: `Raw ${n}`, text });
-        ids.push(/queued as (email_\w+)/.exec(String(info.response))![1]!);
-        if (n === 0) await ownReceiver.waitForRequests(1);
-      }
-    } finally {
-      transport.close();
+    for (const [n, text] of texts.entries()) {
+      const sent = await sendMail({
+        port: world.server.smtpPort,
+        from: 'ann@sender.test',
+        to: address,
+        subject: `Raw ${n}`,
+        text,
+      });
+      assert.equal(sent.code, 250, sent.response);
+      ids.push(sent.queuedIds[0]!);
+      if (n === 0) await ownReceiver.waitForRequests(1);
     }
     releaseFirst();
     await ownReceiver.waitForRequests(texts.length, 30_000);
