@@ -34,6 +34,11 @@ export interface IncomingMessage {
   recipients: AcceptedRoute[];
   /** When the end of DATA arrived. */
   receivedAt: Date;
+  /**
+   * How long the connection was idle between its previous message's reply and this message's MAIL FROM, null for
+   * its first: a sender with more mail queued begins the next at once (see IngestLoad).
+   */
+  senderIdleMs: number | null;
 }
 
 export interface IngestResult {
@@ -212,7 +217,7 @@ export function createIngestService(deps: IngestDependencies) {
   const load = new IngestLoad();
 
   async function ingest(message: IncomingMessage): Promise<IngestResult> {
-    load.entered();
+    load.entered(message.senderIdleMs);
     try {
       return await store(message);
     } finally {

@@ -92,6 +92,9 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   const routes = new WeakMap<SMTPServerAddress, AcceptedRoute>();
   /** Recipients refused so far, per session (a connection keeps its session object through its transactions). */
   const refusedRecipients = new WeakMap<SMTPServerSession, number>();
+  /** When each session's last message was answered, and how long after it the current message's MAIL FROM came. */
+  const answeredAt = new WeakMap<SMTPServerSession, number>();
+  const idleBeforeMail = new WeakMap<SMTPServerSession, number>();
   /** Bytes of every message in progress, received or being stored: each connection can hold a message's worth. */
   let buffered = 0;
   const { logger, observer } = options;
@@ -153,6 +156,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     // A message answered while the server closes ends its session's last transaction: the session goes with it.
     const done = (err?: Error | null, message?: string) => {
       answer(err, message);
+      answeredAt.set(session, performance.now());
       if (server.closing) server.cut(session.id, SHUTTING_DOWN);
     };
     // The message goes straight into memory that ingest and its worker threads share, so it is held once.
@@ -220,6 +224,7 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
           protocol: protocolOf(session),
           recipients,
           receivedAt: new Date(),
+          senderIdleMs: idleBeforeMail.get(session) ?? null,
         })
         .then(
           (result) => {
@@ -260,6 +265,8 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
     ...serverTlsOptions(options.tls),
     logger: false,
     onMailFrom(address, session, callback) {
+      const answered = answeredAt.get(session);
+      if (answered !== undefined) idleBeforeMail.set(session, performance.now() - answered);
       const badParameter = parameterRefusal('mail', address) ?? utf8Refusal('mail', address, session);
       if (badParameter) return callback(smtpError(badParameter.code, badParameter.message));
       const answer = options.messageRateLimit?.hit(clientKey(session.remoteAddress));

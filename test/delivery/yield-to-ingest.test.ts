@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../helpers/eventually.ts';
-import { sendMail } from '../helpers/smtp.ts';
+import { openSmtpConversation, sendMail } from '../helpers/smtp.ts';
 import { type SpamdServer, startSpamdServer } from '../helpers/spamd-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { createWebhookEndpoint, type DeliveryWorld, routeAddress, startDeliveryWorld } from './setup.ts';
@@ -96,6 +96,60 @@ describe('the delivery worker yields to senders waiting for their 250', () => {
       await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
       await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
       assert.equal(webhooksFor(emailId).length, 1);
+    }));
+});
+
+/**
+ * Sends message after message to `stored@` over one connection, each MAIL FROM right after the last 250, as a relay
+ * with mail queued does, until `stop` is called; resolves to how many were sent.
+ */
+async function sendBackToBack(world: DeliveryWorld) {
+  const smtp = await openSmtpConversation(world.server.smtpPort);
+  assert.match(await smtp.command('EHLO client.test'), /^250/);
+  let stopped = false;
+  let sent = 0;
+  const sending = (async () => {
+    while (!stopped) {
+      assert.match(await smtp.command('MAIL FROM:<relay@sender.test>'), /^250/);
+      assert.match(await smtp.command(`RCPT TO:<stored@${world.domain}>`), /^250/);
+      assert.match(await smtp.command('DATA'), /^354/);
+      await smtp.write(`Subject: Queued ${sent}\r\n\r\nOne of many.\r\n.\r\n`);
+      assert.match(await smtp.reply(), /^250/);
+      sent++;
+    }
+    await smtp.quit();
+    return sent;
+  })();
+  return {
+    get sent() {
+      return sent;
+    },
+    stop() {
+      stopped = true;
+      return sending;
+    },
+  };
+}
+
+describe('the delivery worker yields to one sender sending back to back', () => {
+  test('a webhook waits, pending, while a connection sends each message right after the last 250', () =>
+    inWorld('back-to-back.test', '30', async (world) => {
+      const relay = await sendBackToBack(world);
+      try {
+        await eventually(async () => relay.sent >= 50, 'the relay sent 50 messages');
+        const { emailId } = await sendRouted(world);
+        const sentBefore = relay.sent;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        assert.ok(relay.sent > sentBefore, 'the relay went on sending');
+        assert.equal(webhooksFor(emailId).length, 0);
+        assert.equal(await pendingDeliveries(world), 1);
+        await relay.stop();
+        await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+        await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
+        assert.equal(webhooksFor(emailId).length, 1);
+      } finally {
+        await relay.stop();
+      }
     }));
 });
 
