@@ -12,14 +12,16 @@ const SATURATED_IN_FLIGHT = 4;
 const QUEUED_SENDER_IDLE_MS = 2;
 /**
  * Messages from queued senders in a window, at and above which, when they are at least half of its messages, ingest
- * counts as saturated: one connection sending as fast as Mailroom answers brings a few dozen.
+ * counts as saturated: one connection sending as fast as Mailroom answers brings a few dozen, or a couple when
+ * another process takes the cores.
  */
-const SATURATED_QUEUED_MESSAGES = 5;
+const SATURATED_QUEUED_MESSAGES = 2;
 /**
- * How long ingest still counts as saturated after the last window that was: a pause of a few windows (a collection,
- * the cores taken by another process) does not end a burst.
+ * How long ingest still counts as saturated after the last window with queued senders: a pause of theirs of a few
+ * windows (a collection, the cores taken by another process) does not end their stream. Messages held up in flight
+ * count for their window alone: a stall of ingest's own is over with it.
  */
-const SATURATED_HOLD_MS = 300;
+const QUEUED_SENDERS_HOLD_MS = 300;
 
 /**
  * Whether senders queue up for their 250, measured over the last window of time: by how many messages ingest holds
@@ -34,8 +36,9 @@ export class IngestLoad {
   #queuedMessages = 0;
   #windowStart = performance.now();
   #changedAt = this.#windowStart;
-  /** When the last window that found senders queued up ended. */
-  #saturatedAt = Number.NEGATIVE_INFINITY;
+  #lastMean = 0;
+  /** When the last window with queued senders ended. */
+  #queuedSendersAt = Number.NEGATIVE_INFINITY;
 
   get inFlight(): number {
     return this.#inFlight;
@@ -55,12 +58,12 @@ export class IngestLoad {
   }
 
   /**
-   * Whether senders queued up in a window that ended within SATURATED_HOLD_MS (see SATURATED_IN_FLIGHT and
-   * SATURATED_QUEUED_MESSAGES).
+   * Whether senders queue up: the last full window's mean in flight reached SATURATED_IN_FLIGHT, or a window that
+   * ended within QUEUED_SENDERS_HOLD_MS had queued senders (see SATURATED_QUEUED_MESSAGES).
    */
   saturated(): boolean {
     this.#advance();
-    return this.#changedAt - this.#saturatedAt < SATURATED_HOLD_MS;
+    return this.#lastMean >= SATURATED_IN_FLIGHT || this.#changedAt - this.#queuedSendersAt < QUEUED_SENDERS_HOLD_MS;
   }
 
   #advance(): void {
@@ -69,10 +72,10 @@ export class IngestLoad {
     this.#changedAt = now;
     const elapsed = now - this.#windowStart;
     if (elapsed < WINDOW_MS) return;
-    const queuedUp =
-      this.#area / elapsed >= SATURATED_IN_FLIGHT ||
-      (this.#queuedMessages >= SATURATED_QUEUED_MESSAGES && 2 * this.#queuedMessages >= this.#messages);
-    if (queuedUp) this.#saturatedAt = now;
+    this.#lastMean = this.#area / elapsed;
+    if (this.#queuedMessages >= SATURATED_QUEUED_MESSAGES && 2 * this.#queuedMessages >= this.#messages) {
+      this.#queuedSendersAt = now;
+    }
     this.#area = 0;
     this.#messages = 0;
     this.#queuedMessages = 0;

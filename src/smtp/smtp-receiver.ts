@@ -155,8 +155,9 @@ export function createSmtpReceiver(options: SmtpReceiverOptions) {
   ) {
     // A message answered while the server closes ends its session's last transaction: the session goes with it.
     const done = (err?: Error | null, message?: string) => {
-      answer(err, message);
+      // Before the answer: smtp-server goes on at once with a MAIL FROM pipelined behind the end of DATA.
       answeredAt.set(session, performance.now());
+      answer(err, message);
       if (server.closing) server.cut(session.id, SHUTTING_DOWN);
     };
     // The message goes straight into memory that ingest and its worker threads share, so it is held once.
