@@ -72,6 +72,17 @@ function webhooksFor(emailId: string) {
   return receiver.requests.filter((request) => request.headers['x-email-id'] === emailId);
 }
 
+/** Asserts that the webhook of `emailId` stays pending for a second, and goes out once after `release` resolves. */
+async function assertPendingUntil(world: DeliveryWorld, emailId: string, release: () => Promise<unknown>) {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assert.equal(webhooksFor(emailId).length, 0);
+  assert.equal(await pendingDeliveries(world), 1);
+  await release();
+  await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
+  await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
+  assert.equal(webhooksFor(emailId).length, 1);
+}
+
 /** Runs `body` against a fresh world yielding for `yieldSeconds`, then releases every held answer and stops it. */
 async function inWorld(domain: string, yieldSeconds: string, body: (world: DeliveryWorld) => Promise<unknown>) {
   const world = await startWorld(domain, yieldSeconds);
@@ -88,14 +99,7 @@ describe('the delivery worker yields to senders waiting for their 250', () => {
     inWorld('yield.test', '30', async (world) => {
       const senders = await keepSendersWaiting(world);
       const { emailId } = await sendRouted(world);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      assert.equal(webhooksFor(emailId).length, 0);
-      assert.equal(await pendingDeliveries(world), 1);
-
-      await senders.release();
-      await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
-      await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
-      assert.equal(webhooksFor(emailId).length, 1);
+      await assertPendingUntil(world, emailId, () => senders.release());
     }));
 });
 
@@ -144,14 +148,10 @@ describe('the delivery worker yields to one sender sending back to back', () => 
         await eventually(async () => relay.sent >= 50, 'the relay sent 50 messages');
         const { emailId } = await sendRouted(world);
         const sentBefore = relay.sent;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        assert.ok(relay.sent > sentBefore, 'the relay went on sending');
-        assert.equal(webhooksFor(emailId).length, 0);
-        assert.equal(await pendingDeliveries(world), 1);
-        await relay.stop();
-        await eventually(async () => webhooksFor(emailId).length === 1, 'the webhook arrived');
-        await eventually(async () => (await pendingDeliveries(world)) === 0, 'no delivery pending');
-        assert.equal(webhooksFor(emailId).length, 1);
+        await assertPendingUntil(world, emailId, () => {
+          assert.ok(relay.sent > sentBefore, 'the relay went on sending');
+          return relay.stop();
+        });
       } finally {
         await relay.stop();
       }
