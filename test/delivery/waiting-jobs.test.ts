@@ -13,8 +13,13 @@ let receiver: WebhookReceiver;
 
 before(async () => {
   receiver = await startWebhookReceiver();
-  // Heartbeats far apart: none hands the waiting jobs back during the test.
-  world = await startDeliveryWorld('waiting.test', { DELIVERY_CONCURRENCY: '1', DELIVERY_LEASE_SECONDS: '300' });
+  // Heartbeats far apart: none hands the waiting jobs back during the test. One sender sending back to back is a
+  // burst the worker would yield to, leaving the jobs pending (see yield-to-ingest.test.ts): here they are leased.
+  world = await startDeliveryWorld('waiting.test', {
+    DELIVERY_CONCURRENCY: '1',
+    DELIVERY_LEASE_SECONDS: '300',
+    DELIVERY_YIELD_SECONDS: '0',
+  });
 });
 after(async () => {
   await receiver.close();
