@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { type MailroomProcess, startMailroom } from '../delivery/processes.ts';
@@ -36,18 +35,15 @@ after(async () => {
 /** The server's limit of open files as it started, restored by `limitDescriptors('none')`. */
 let startLimit: string | undefined;
 
-/** Sets the server's limit of open files so that its next open file or socket fails with EMFILE, or restores it. */
+/** Sets the server's limit of open files so that every new open file or socket fails with EMFILE, or restores it. */
 function limitDescriptors(limit: 'none' | 'exhausted') {
   const pid = server.child.pid!;
   startLimit ??= execFileSync('prlimit', [`--pid=${pid}`, '--nofile', '--output=SOFT', '--noheadings'])
     .toString()
     .trim();
-  let soft = Number(startLimit);
-  if (limit === 'exhausted') {
-    // A new descriptor takes the lowest free number, and the limit bounds that number.
-    const open = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
-    for (soft = 0; open.has(soft); soft++);
-  }
+  // The limit bounds the number a new descriptor takes, and 0 bounds them all: the open ones stay open, and one of
+  // them closing meanwhile (an idle database connection, a finished SMTP session) frees nothing a read could take.
+  const soft = limit === 'exhausted' ? 0 : startLimit;
   execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${soft}:`]);
 }
 
